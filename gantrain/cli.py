@@ -1,0 +1,110 @@
+"""``gantrain`` command line: train, sample. Heavy imports happen inside the commands so that
+``gantrain --help`` answers at once."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+DEFAULT_PRESET = "gan_2d_grid"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gantrain", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser("train", help="train from a config file or preset")
+    t.add_argument("config", nargs="?", default=DEFAULT_PRESET,
+                   help=f"TOML file or preset name (default: {DEFAULT_PRESET})")
+    t.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set train.steps=500 (repeatable)")
+    t.add_argument("--name", help="run folder name under --runs-dir (default: <config>-<time>)")
+    t.add_argument("--runs-dir", default="runs", help="parent folder of runs (default: runs)")
+    t.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR")
+    t.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
+
+    s = sub.add_parser("sample", help="draw samples from a trained run or checkpoint")
+    s.add_argument("run", help="run folder or checkpoint folder")
+    s.add_argument("--n", type=int, default=2500, help="number of samples (default: 2500)")
+    s.add_argument("--out", default="samples.npy", help="output .npy file (default: samples.npy)")
+    s.add_argument("--seed", type=int, default=0, help="noise seed (default: 0)")
+    s.add_argument("--class", dest="label", type=int, help="class label for a conditional G")
+
+    sub.add_parser("presets", help="list the configs shipped with gantrain")
+    return p
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from .config import load_config
+    from .resume import check_resumable
+    from .run import CONFIG_FILE, Run, default_run_dir, prepare_run_dir
+
+    if args.resume:
+        run_dir = Path(args.resume)
+        config = load_config(str(run_dir / CONFIG_FILE), args.overrides)
+        check_resumable(run_dir, config)
+        run = Run(config, run_dir)
+        start = run.restore(run_dir)
+        print(f"resuming {run_dir} at iteration {start}", file=sys.stderr)
+    else:
+        config = load_config(args.config, args.overrides)
+        run_dir = Path(args.runs_dir) / args.name if args.name else default_run_dir(
+            config, args.runs_dir)
+        prepare_run_dir(run_dir, config, overwrite=args.overwrite)
+        print(f"run folder: {run_dir}", file=sys.stderr)
+        run = Run(config, run_dir)
+    loop = run.train()
+    print(f"stopped after {loop.iteration} iterations ({loop.stop_reason}), "
+          f"{loop.elapsed:.1f} s; outputs in {run_dir}")
+    if run.last_report is not None:
+        print(f"final evaluation: {run.last_report}")
+    return 0
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .run import load_sampler
+
+    if args.n < 1:
+        raise ValueError(f"--n must be >= 1, got {args.n}")
+    sampler, config = load_sampler(args.run)
+    rng = np.random.default_rng(args.seed)
+    z = rng.standard_normal((args.n, config.gan.z_dim)).astype(np.float32)
+    y = None
+    if config.gan.num_classes:
+        if args.label is not None and not 0 <= args.label < config.gan.num_classes:
+            raise ValueError(f"--class must be in [0, {config.gan.num_classes}), got {args.label}")
+        y = (np.full(args.n, args.label) if args.label is not None
+             else rng.integers(0, config.gan.num_classes, args.n)).astype(np.int32)
+    samples = sampler(z, y)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.save(out, samples)
+    print(f"wrote {len(samples)} samples of shape {samples.shape[1:]} to {out}")
+    return 0
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    from .config import presets
+
+    print("\n".join(presets()))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from .checkpoint import CheckpointError
+    from .config import ConfigError
+
+    commands = {"train": cmd_train, "sample": cmd_sample, "presets": cmd_presets}
+    try:
+        return commands[args.command](args)
+    except (ConfigError, CheckpointError, ValueError, FileNotFoundError) as e:
+        print(f"gantrain {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,275 @@
+"""Strict TOML configs: an unknown key or a value of the wrong type is an error that names the
+key, the file and what was expected. ``--set section.key=value`` overrides apply before checks."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import sys
+import typing
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Union
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message says where and why."""
+
+
+@dataclass
+class ModelConfig:
+    """A network by import path (``models.dcgan:Generator`` or ``my_nets.py:G``) and kwargs."""
+
+    model: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DataConfig:
+    """``dataset`` names a reader (see ``gantrain.data.registry``); ``args`` are its kwargs."""
+
+    dataset: str
+    args: dict[str, Any] = field(default_factory=dict)
+    batch_size: int = 64
+
+
+@dataclass
+class OptimConfig:
+    """One player's optimizer, learning-rate schedule and gradient transforms."""
+
+    name: str = "adam"  # adam | sgd | rmsprop
+    lr: float = 2e-4
+    betas: list[float] = field(default_factory=lambda: [0.5, 0.999])
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    momentum: float = 0.0
+    lr_schedule: str = "constant"  # constant | linear_decay | cosine
+    decay_start: int = 0  # linear_decay: updates before the decay begins
+    clip_norm: Union[float, None] = None
+    clip_value: Union[float, None] = None
+    grad_noise: Union[float, None] = None  # eta of GaussianNoise
+    accumulate: int = 1
+
+
+@dataclass
+class OptimPair:
+    generator: OptimConfig = field(default_factory=OptimConfig)
+    discriminator: OptimConfig = field(default_factory=OptimConfig)
+
+
+@dataclass
+class GANConfig:
+    loss: str = "nonsaturating"
+    z_dim: int = 64
+    n_critic: int = 1
+    penalty: str = "none"  # none | gp | r1 | r2
+    penalty_weight: float = 10.0
+    penalty_every: int = 1
+    weight_clip: Union[float, None] = None
+    num_classes: int = 0  # > 0: conditional G(z, y) and D(x, y)
+    pack: int = 1  # PacGAN: D sees `pack` samples at once (its input has pack x channels)
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 10000
+    time_budget: Union[float, None] = None  # seconds
+    log_every: int = 100
+    sample_every: int = 1000
+    samples: int = 2500  # samples drawn by the periodic evaluation/sample hook
+    checkpoint_every: int = 1000
+    keep_checkpoints: int = 3
+    progress: bool = True
+
+
+@dataclass
+class Config:
+    name: str
+    data: DataConfig
+    generator: ModelConfig
+    discriminator: ModelConfig
+    gan: GANConfig = field(default_factory=GANConfig)
+    optim: OptimPair = field(default_factory=OptimPair)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    seed: int = 0
+    device: str = "CPU"
+
+
+# ---------------------------------------------------------------------------------------------
+# dict -> dataclass, strictly
+
+
+def from_dict(cls: type, data: Any, where: str = "", source: str = "config") -> Any:
+    """Build dataclass ``cls`` from ``data``; every key and type is checked."""
+    label = f"[{where}]" if where else "the top level"
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: {label} must be a table, got {type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    unknown = [k for k in data if k not in fields]
+    if unknown:
+        key = unknown[0]
+        close = difflib.get_close_matches(key, list(fields), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(
+            f"{source}: unknown key {_join(where, key)!r}{hint}; allowed keys in {label}: "
+            f"{', '.join(fields)}"
+        )
+    kwargs = {}
+    for name, f in fields.items():
+        key = _join(where, name)
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ConfigError(f"{source}: missing required key {key!r}")
+            continue
+        kwargs[name] = _convert(hints[name], data[name], key, source)
+    return cls(**kwargs)
+
+
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Union:
+        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+    if origin is not None:
+        return str(tp).replace("typing.", "")
+    return "null" if tp is type(None) else getattr(tp, "__name__", str(tp))
+
+
+def _convert(tp: Any, value: Any, key: str, source: str) -> Any:
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        return from_dict(tp, value, key, source)
+    if origin is Union:
+        for arg in typing.get_args(tp):
+            if arg is type(None):
+                continue
+            try:
+                return _convert(arg, value, key, source)
+            except ConfigError:
+                pass
+    elif origin is list:
+        (item,) = typing.get_args(tp)
+        if isinstance(value, list):
+            return [_convert(item, v, f"{key}[{i}]", source) for i, v in enumerate(value)]
+    elif origin is dict:
+        if isinstance(value, dict):
+            return dict(value)
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif isinstance(value, tp):
+        return value
+    raise ConfigError(
+        f"{source}: {key!r} must be {_type_name(tp)}, got {value!r} ({type(value).__name__})"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# files, presets, overrides
+
+
+def presets() -> list[str]:
+    """Names of the configs shipped inside the package (``gantrain/configs/*.toml``)."""
+    folder = resources.files("gantrain") / "configs"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def read_config_text(spec: str) -> tuple[str, str]:
+    """Return ``(toml_text, source_label)`` for a file path or a preset name."""
+    path = Path(spec)
+    if path.is_file():
+        return path.read_text(), str(path)
+    name = path.name[:-5] if path.name.endswith(".toml") else path.name
+    if name in presets():
+        text = (resources.files("gantrain") / "configs" / f"{name}.toml").read_text()
+        return text, f"preset {name}"
+    raise ConfigError(
+        f"config {spec!r} is neither a file nor a preset; presets: {', '.join(presets())}"
+    )
+
+
+def apply_override(data: dict[str, Any], assignment: str) -> None:
+    """Apply ``section.key=value`` to a raw config dict; the value is parsed as TOML when it
+    can be (numbers, booleans, lists, quoted strings) and taken as a plain string otherwise."""
+    if "=" not in assignment:
+        raise ConfigError(f"--set expects section.key=value, got {assignment!r}")
+    dotted, raw = assignment.split("=", 1)
+    keys = dotted.strip().split(".")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    node = data
+    for k in keys[:-1]:
+        node = node.setdefault(k, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"--set {dotted}: {k!r} is not a table")
+    node[keys[-1]] = value
+
+
+def load_config(spec: str, overrides: list[str] | tuple[str, ...] = ()) -> Config:
+    """Load a config file or preset, apply ``--set`` overrides, and check it strictly."""
+    text, source = read_config_text(spec)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{source}: not valid TOML: {e}") from None
+    for assignment in overrides:
+        apply_override(data, assignment)
+    return from_dict(Config, data, source=source)
+
+
+def to_dict(config: Any) -> dict[str, Any]:
+    """The config as plain data, ``None`` values dropped (TOML has no null)."""
+    def clean(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items() if x is not None}
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        return v
+
+    return clean(dataclasses.asdict(config))
+
+
+def dumps_toml(data: dict[str, Any]) -> str:
+    """Write plain nested data as TOML (scalars and lists first, then sub-tables)."""
+    lines: list[str] = []
+
+    def emit(table: dict[str, Any], prefix: str) -> None:
+        subtables = {k: v for k, v in table.items() if isinstance(v, dict)}
+        for k, v in table.items():
+            if not isinstance(v, dict):
+                lines.append(f"{k} = {_toml_value(v)}")
+        for k, v in subtables.items():
+            name = f"{prefix}.{k}" if prefix else k
+            lines.append("")
+            lines.append(f"[{name}]")
+            emit(v, name)
+
+    emit(data, "")
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {type(v).__name__} as TOML")

@@ -1,0 +1,48 @@
+"""What a phase's input builder sees: the data stream, the host RNG and the iteration."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+from mindspore import Tensor
+
+
+class BatchSource(Protocol):
+    """An endless stream of batches whose position can be saved and restored exactly."""
+
+    def next_batch(self) -> tuple[np.ndarray, ...]: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+class StepContext:
+    """Host-side inputs for the steps of one iteration.
+
+    All randomness used by steps (noise vectors, interpolation weights, augmentation draws) is
+    drawn here from one numpy Generator and passed in as Tensors: MindSpore's in-graph random
+    state cannot be saved, and a numpy Generator's can, which makes resumed runs exact.
+    """
+
+    def __init__(self, data: BatchSource, rng: np.random.Generator) -> None:
+        self.data = data
+        self.rng = rng
+        self.iteration = 0
+
+    def batch(self) -> tuple[Tensor, ...]:
+        """The next batch from the data stream, as Tensors."""
+        return tuple(Tensor(a) for a in self.data.next_batch())
+
+    def normal(self, *shape: int) -> Tensor:
+        """Standard normal float32 noise of ``shape`` from the run's RNG."""
+        return Tensor(self.rng.standard_normal(shape, dtype=np.float32))
+
+    def uniform(self, *shape: int) -> Tensor:
+        """Uniform [0, 1) float32 noise of ``shape`` from the run's RNG."""
+        return Tensor(self.rng.random(shape, dtype=np.float32))
+
+    def integers(self, high: int, *shape: int) -> Tensor:
+        """Uniform int32 in [0, high) of ``shape`` (e.g. class labels for a conditional G)."""
+        return Tensor(self.rng.integers(0, high, size=shape, dtype=np.int32))

@@ -1,0 +1,221 @@
+"""The GAN recipe: a generator player, a discriminator player and their schedule.
+
+Everything GAN-specific about the loop lives here: what each player's loss looks like, which
+host-side random draws (noise, labels, interpolation weights) each step receives, and the phase
+list ``[D x n_critic, (D_reg every k), G]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from mindspore import Tensor, nn, ops
+from mindspore import dtype as mstype
+
+from .context import StepContext
+from .losses import GANLoss
+from .optim import Optimizer
+from .penalties import make_gradient_penalty, make_r1
+from .player import Player, PostUpdate
+from .schedule import Phase, Schedule
+from .transforms import GradientTransform
+
+
+@dataclass(frozen=True)
+class Penalty:
+    """A discriminator regularizer.
+
+    kind: ``"gp"`` (WGAN-GP, weight 10 in the paper), ``"r1"`` (real data; StyleGAN2 gamma),
+    ``"r2"`` (generated data). ``every > 1`` runs R1/R2 as a lazy phase every ``every``
+    iterations with the weight multiplied by ``every`` (Karras et al. 2020, "Analyzing and
+    Improving the Image Quality of StyleGAN", Sec. 3.1).
+    """
+
+    kind: str
+    weight: float
+    every: int = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("gp", "r1", "r2"):
+            raise ValueError(f"penalty kind must be 'gp', 'r1' or 'r2', got {self.kind!r}")
+        if self.kind == "gp" and self.every != 1:
+            raise ValueError("the WGAN-GP penalty runs every D step; use every = 1")
+        if self.every < 1 or self.weight < 0:
+            raise ValueError(f"penalty needs every >= 1 and weight >= 0, got {self}")
+
+
+@dataclass
+class GAN:
+    """What :func:`build_gan` returns: the two players and the schedule."""
+
+    generator: Player
+    discriminator: Player
+    schedule: Schedule
+    z_dim: int
+    num_classes: int
+
+
+def _appliers(G: nn.Cell, D: nn.Cell, conditional: bool, pack: int):
+    # Labels are always passed so that every step has one signature; unconditional nets
+    # ignore them. Plain functions, not lambdas: the graph parser rejects lambdas.
+    if pack > 1:
+
+        def g_apply(z, y):
+            return G(z)
+
+        def d_apply(x, y):
+            # PacGAN: m consecutive samples become one input, (B, C, ...) -> (B/m, m*C, ...).
+            packed = ops.reshape(x, (x.shape[0] // pack, pack * x.shape[1]) + x.shape[2:])
+            return ops.reshape(D(packed), (-1,))
+
+    elif conditional:
+
+        def g_apply(z, y):
+            return G(z, y)
+
+        def d_apply(x, y):
+            return ops.reshape(D(x, y), (-1,))
+
+    else:
+
+        def g_apply(z, y):
+            return G(z)
+
+        def d_apply(x, y):
+            return ops.reshape(D(x), (-1,))
+
+    return g_apply, d_apply
+
+
+def _d_loss_fn(g_apply, d_apply, loss: GANLoss, penalty: Penalty | None):
+    gp = make_gradient_penalty(d_apply) if penalty and penalty.kind == "gp" else None
+    r1 = make_r1(d_apply) if penalty and penalty.kind in ("r1", "r2") else None
+    inline = penalty is not None and penalty.every == 1
+    kind = penalty.kind if penalty else ""
+    weight = float(penalty.weight) if penalty else 0.0
+
+    def d_loss(real, y_real, z, y_fake, eps):
+        fake = ops.stop_gradient(g_apply(z, y_fake))
+        if inline and kind == "r1":
+            reg, d_real = r1(real, y_real)
+            d_fake = d_apply(fake, y_fake)
+        elif inline and kind == "r2":
+            reg, d_fake = r1(fake, y_fake)
+            d_real = d_apply(real, y_real)
+        else:
+            d_real, d_fake = d_apply(real, y_real), d_apply(fake, y_fake)
+            reg = gp(real, fake, y_real, eps) if kind == "gp" else ops.zeros((), mstype.float32)
+        adv = loss.d(d_real, d_fake)
+        scale = 0.5 if kind in ("r1", "r2") else 1.0
+        total = adv + scale * weight * reg
+        return total, {"adv": adv, "penalty": reg, "real": d_real.mean(), "fake": d_fake.mean()}
+
+    return d_loss
+
+
+def _d_reg_fn(g_apply, d_apply, penalty: Penalty):
+    r1 = make_r1(d_apply)
+    on_real = penalty.kind == "r1"
+    scale = 0.5 * float(penalty.weight) * penalty.every
+
+    def d_reg(real, y_real, z, y_fake, eps):
+        if on_real:
+            reg, _ = r1(real, y_real)
+        else:
+            reg, _ = r1(ops.stop_gradient(g_apply(z, y_fake)), y_fake)
+        return scale * reg, {"penalty": reg}
+
+    return d_reg
+
+
+def _g_loss_fn(g_apply, d_apply, loss: GANLoss):
+    needs_real = loss.g_needs_real
+
+    def g_loss(real, y_real, z, y_fake):
+        d_fake = d_apply(g_apply(z, y_fake), y_fake)
+        d_real = d_apply(real, y_real) if needs_real else d_fake
+        adv = loss.g(d_fake, ops.stop_gradient(d_real))
+        return adv, {"fake": d_fake.mean()}
+
+    return g_loss
+
+
+def build_gan(
+    G: nn.Cell,
+    D: nn.Cell,
+    *,
+    z_dim: int,
+    batch_size: int,
+    loss: GANLoss,
+    g_optimizer: Optimizer,
+    d_optimizer: Optimizer,
+    n_critic: int = 1,
+    penalty: Penalty | None = None,
+    num_classes: int = 0,
+    g_transforms: Sequence[GradientTransform] = (),
+    d_transforms: Sequence[GradientTransform] = (),
+    g_post_update: Sequence[PostUpdate] = (),
+    d_post_update: Sequence[PostUpdate] = (),
+    g_accumulate: int = 1,
+    d_accumulate: int = 1,
+    pack: int = 1,
+) -> GAN:
+    """Wire a generator and a discriminator into players and a schedule.
+
+    The data stream must yield ``(x,)`` or ``(x, y)`` batches (``y`` int labels, needed when
+    ``num_classes > 0``: ``G(z, y)`` and ``D(x, y)`` are then called with labels). Each D step
+    pulls a fresh real batch, so ``n_critic = 5`` sees five batches per iteration (WGAN-GP).
+    ``pack = m > 1`` makes D judge m samples at once (PacGAN, Lin et al. 2018): its input has m
+    times the channels (or features) of one sample.
+    """
+    conditional = num_classes > 0
+    if pack < 1 or batch_size % pack or (pack > 1 and conditional):
+        raise ValueError(f"pack must be >= 1, divide batch_size {batch_size} and is for "
+                         f"unconditional GANs; got pack={pack}")
+    g_apply, d_apply = _appliers(G, D, conditional, pack)
+    d_player = Player(
+        "D", D, _d_loss_fn(g_apply, d_apply, loss, penalty), d_optimizer,
+        transforms=d_transforms, post_update=d_post_update, accumulate=d_accumulate,
+    )
+    g_player = Player(
+        "G", G, _g_loss_fn(g_apply, d_apply, loss), g_optimizer,
+        transforms=g_transforms, post_update=g_post_update, accumulate=g_accumulate,
+    )
+
+    def real_batch(ctx: StepContext) -> tuple[Tensor, Tensor]:
+        batch = ctx.batch()
+        if conditional and len(batch) < 2:
+            raise ValueError("a conditional GAN (num_classes > 0) needs a labelled dataset")
+        y = batch[1] if len(batch) > 1 else Tensor(np.zeros(len(batch[0]), np.int32))
+        return batch[0], ops.cast(y, mstype.int32)
+
+    def fake_inputs(ctx: StepContext) -> tuple[Tensor, Tensor]:
+        z = ctx.normal(batch_size, z_dim)
+        y = ctx.integers(max(num_classes, 1), batch_size)
+        return z, y
+
+    def d_inputs(ctx: StepContext) -> tuple:
+        real, y_real = real_batch(ctx)
+        z, y_fake = fake_inputs(ctx)
+        eps_shape = (real.shape[0],) + (1,) * (real.ndim - 1)
+        eps = Tensor(ctx.rng.random(eps_shape, dtype=np.float32))
+        return real, y_real, z, y_fake, eps
+
+    # The generator loss reads real data only for relativistic losses; otherwise a constant
+    # placeholder keeps one step signature without pulling a batch.
+    placeholder = (Tensor(np.zeros((1,), np.float32)), Tensor(np.zeros((1,), np.int32)))
+
+    def g_inputs(ctx: StepContext) -> tuple:
+        real, y_real = real_batch(ctx) if loss.g_needs_real else placeholder
+        z, y_fake = fake_inputs(ctx)
+        return real, y_real, z, y_fake
+
+    phases = [Phase(d_player, d_inputs, repeats=n_critic)]
+    if penalty is not None and penalty.every > 1:
+        reg = d_player.objective("reg", _d_reg_fn(g_apply, d_apply, penalty))
+        phases.append(Phase(reg, d_inputs, every=penalty.every))
+    phases.append(Phase(g_player, g_inputs))
+    return GAN(g_player, d_player, Schedule(phases), z_dim, num_classes)
+

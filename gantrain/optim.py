@@ -1,0 +1,131 @@
+"""Optimizers and learning-rate schedules, described as data and built per player.
+
+A player builds its optimizer only after it has given its parameters unique names, so each
+optimizer spec is a small object with ``build(params)``. The learning rate lives in a Parameter
+that the player's jitted step overwrites with ``lr * schedule(t)`` before each update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mindspore import Parameter, Tensor, mint, nn, ops
+from mindspore import dtype as mstype
+
+
+class LRSchedule:
+    """Multiplier of the base learning rate as a function of the update count ``t`` (a Tensor)."""
+
+    def factor(self, t: Tensor) -> Tensor:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class LinearDecay(LRSchedule):
+    """Constant until ``start`` updates, then linear to 0 at ``total`` (CycleGAN's schedule)."""
+
+    start: int
+    total: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start < self.total:
+            raise ValueError(
+                f"LinearDecay needs 0 <= start < total, got {self.start}, {self.total}"
+            )
+
+    def factor(self, t: Tensor) -> Tensor:
+        t = ops.cast(t, mstype.float32)
+        frac = (t - self.start) / float(self.total - self.start)
+        return 1.0 - ops.clamp(frac, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class CosineDecay(LRSchedule):
+    """Half-cosine from 1 to ``floor`` over ``total`` updates (Loshchilov & Hutter 2017)."""
+
+    total: int
+    floor: float = 0.0
+
+    def factor(self, t: Tensor) -> Tensor:
+        frac = ops.clamp(ops.cast(t, mstype.float32) / float(self.total), 0.0, 1.0)
+        return self.floor + (1.0 - self.floor) * 0.5 * (1.0 + ops.cos(frac * 3.141592653589793))
+
+
+@dataclass(frozen=True)
+class Optimizer:
+    """Base of the optimizer specs: ``build(params)`` returns a MindSpore optimizer."""
+
+    lr: float
+    schedule: LRSchedule | None = None
+
+    def build(self, params: Sequence[Parameter]) -> nn.Optimizer:  # pragma: no cover
+        raise NotImplementedError
+
+    def __post_init__(self) -> None:
+        if not self.lr > 0:
+            raise ValueError(f"{type(self).__name__}: lr must be > 0, got {self.lr}")
+
+
+@dataclass(frozen=True)
+class Adam(Optimizer):
+    """Adam (Kingma & Ba 2015). ``beta1 = 0`` (the WGAN-GP setting) is routed to
+    ``mint.optim.Adam`` because ``nn.Adam`` rejects it."""
+
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+
+    def build(self, params: Sequence[Parameter]) -> nn.Optimizer:
+        b1, b2 = (float(b) for b in self.betas)
+        if not (0.0 <= b1 < 1.0 and 0.0 < b2 < 1.0):
+            raise ValueError(f"Adam: betas must be in [0, 1) x (0, 1), got {self.betas}")
+        if b1 == 0.0:
+            return mint.optim.Adam(
+                list(params), lr=self.lr, betas=(b1, b2), eps=self.eps,
+                weight_decay=self.weight_decay,
+            )
+        return nn.Adam(
+            list(params), learning_rate=self.lr, beta1=b1, beta2=b2, eps=self.eps,
+            weight_decay=self.weight_decay,
+        )
+
+
+@dataclass(frozen=True)
+class SGD(Optimizer):
+    """Plain SGD, or heavy-ball / Nesterov momentum when ``momentum > 0``."""
+
+    momentum: float = 0.0
+    nesterov: bool = False
+
+    def build(self, params: Sequence[Parameter]) -> nn.Optimizer:
+        if self.momentum > 0:
+            return nn.Momentum(
+                list(params), learning_rate=self.lr, momentum=self.momentum,
+                use_nesterov=self.nesterov,
+            )
+        return nn.SGD(list(params), learning_rate=self.lr)
+
+
+@dataclass(frozen=True)
+class RMSProp(Optimizer):
+    """RMSProp (Tieleman & Hinton 2012); the original WGAN optimizer."""
+
+    decay: float = 0.9
+    eps: float = 1e-8
+
+    def build(self, params: Sequence[Parameter]) -> nn.Optimizer:
+        return nn.RMSProp(list(params), learning_rate=self.lr, decay=self.decay, epsilon=self.eps)
+
+
+def lr_parameter(optimizer: nn.Cell) -> Parameter:
+    """The Parameter holding the (single) learning rate of a built optimizer."""
+    lrs = getattr(optimizer, "lrs", None)  # mindspore.mint / experimental optimizers
+    if lrs:
+        if len(lrs) != 1:
+            raise ValueError("optimizers with several parameter groups are not supported")
+        return lrs[0]
+    lr = getattr(optimizer, "learning_rate", None)
+    if isinstance(lr, Parameter):
+        return lr
+    raise TypeError(f"cannot find the learning-rate Parameter of {type(optimizer).__name__}")

@@ -1,0 +1,262 @@
+"""A player: one model (or a group of Cells trained together) with its loss, optimizer and step.
+
+Building the step creates ONE ``ms.value_and_grad(loss_fn, None, optimizer.parameters,
+has_aux=True)`` and ONE ``@ms.jit`` function that computes loss, aux and gradients, passes the
+gradients through the player's transforms, and updates with ``ops.depend(loss, optimizer(grads))``.
+Each player has its own compiled step, so its optimizer state never meets another player's in a
+graph, and a step changes only the player's own trainable parameters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import mindspore as ms
+from mindspore import Parameter, Tensor, nn, ops
+from mindspore import dtype as mstype
+
+from .optim import Optimizer, lr_parameter
+from .transforms import Chain, GradientTransform, global_norm
+
+LossFn = Callable[..., tuple[Tensor, Any]]
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class PostUpdate(nn.Cell):
+    """Runs inside the step right after the optimizer: ``construct(params, token) -> token``.
+
+    ``token`` orders the work after the update (read parameters through ``ops.depend``).
+    Used for WGAN weight clipping and EMA.
+    """
+
+    def init(self, params: Sequence[Parameter], prefix: str) -> None:
+        """Create state for ``params``; ``prefix`` makes state names unique per player."""
+
+    def state(self) -> list[Parameter]:
+        return []
+
+    def construct(self, params, token):
+        return token
+
+
+def _check_loss_fn(loss_fn: Any, player: str) -> None:
+    if not callable(loss_fn):
+        raise TypeError(f"player {player}: loss_fn must be callable, got {type(loss_fn).__name__}")
+    if getattr(loss_fn, "__name__", "") == "<lambda>":
+        # The graph compiler fails on lambdas with "Parse Lambda Function Fail" (notes item 13).
+        raise TypeError(
+            f"player {player}: loss_fn is a lambda, which MindSpore's graph compiler cannot "
+            "parse; define it with def"
+        )
+
+
+def _counter(name: str) -> Parameter:
+    return Parameter(Tensor(0, mstype.int64), name=name, requires_grad=False)
+
+
+def prefix_parameters(nets: Mapping[str, nn.Cell], prefix: str) -> None:
+    """Give every parameter of ``nets`` a name unique to this player (shared notes item 8).
+
+    MindSpore rejects a graph in which two parameters share a name, and a discriminator step
+    runs the generator too, so two nets with a sub-cell called ``fc`` would collide. Renaming
+    is done once, on the nets themselves, before any optimizer exists; it is idempotent.
+    """
+    for key, net in nets.items():
+        want = f"{prefix}." if len(nets) == 1 else f"{prefix}.{key}."
+        params = net.parameters_dict()
+        if params and not all(name.startswith(want) for name in params):
+            net.update_parameters_name(want)
+
+
+class Player:
+    """One trainable party of a multi-model setup.
+
+    Args:
+        name: identifier used in logs, checkpoints and parameter names (``"D"``, ``"G"``).
+        nets: the Cell(s) whose trainable parameters this player updates.
+        loss_fn: ``loss_fn(*inputs) -> (loss, aux)``; only ``loss`` is differentiated. Make
+            ``aux`` a dict of scalar Tensors to have them logged.
+        optimizer: an optimizer spec such as ``gantrain.Adam(lr=2e-4, betas=(0.5, 0.999))``.
+        transforms: gradient transforms applied, in order, before the update.
+        accumulate: update every ``accumulate``-th call with the mean gradient of those calls.
+        skip_nonfinite: skip the update (and count it in ``skipped``) when the loss or a
+            gradient is NaN/inf, leaving weights and optimizer state unchanged.
+        post_update: :class:`PostUpdate` cells run after each update (weight clipping, EMA).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        nets: nn.Cell | Mapping[str, nn.Cell],
+        loss_fn: LossFn,
+        optimizer: Optimizer,
+        transforms: Sequence[GradientTransform] = (),
+        accumulate: int = 1,
+        skip_nonfinite: bool = True,
+        post_update: Sequence[PostUpdate] = (),
+    ) -> None:
+        if not _NAME.match(name):
+            raise ValueError(f"player name must be an identifier, got {name!r}")
+        if isinstance(accumulate, bool) or not isinstance(accumulate, int) or accumulate < 1:
+            raise ValueError(f"player {name}: accumulate must be an int >= 1, got {accumulate!r}")
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(
+                f"player {name}: optimizer must be a gantrain optimizer spec such as "
+                f"gantrain.Adam(lr=...), got {type(optimizer).__name__}"
+            )
+        self.name = name
+        self.nets = dict(nets) if isinstance(nets, Mapping) else {name: nets}
+        for key, net in self.nets.items():
+            if not isinstance(net, nn.Cell):
+                raise TypeError(f"player {name}: net {key!r} is {type(net).__name__}, not nn.Cell")
+        _check_loss_fn(loss_fn, name)
+        prefix_parameters(self.nets, name)
+        params = self._trainable_parameters()
+        self.loss_fn = loss_fn
+        self.spec = optimizer
+        self.optimizer = optimizer.build(params)
+        self.transform = Chain(*transforms)
+        self.transform.init(params, f"{name}.grad")
+        self.post_update = nn.CellList(list(post_update))
+        for i, post in enumerate(self.post_update):
+            post.init(params, f"{name}.post{i}")
+        self.accumulate = accumulate
+        self.skip_nonfinite = skip_nonfinite
+        self.updates = _counter(f"{name}.updates")
+        self.skipped = _counter(f"{name}.skipped")
+        self.grad_norm = Parameter(Tensor(0.0, mstype.float32), f"{name}.grad_norm", False)
+        if accumulate > 1:
+            self.acc_count = _counter(f"{name}.acc_count")
+            self.acc_grads = self.optimizer.parameters.clone(prefix=f"{name}.acc", init="zeros")
+        self._objectives: dict[str, LossFn] = {"": loss_fn}
+        self._steps: dict[str, Callable[..., tuple[Tensor, Any]]] = {}
+
+    def _trainable_parameters(self) -> list[Parameter]:
+        seen: dict[int, Parameter] = {}
+        for net in self.nets.values():
+            for p in net.trainable_params():
+                seen.setdefault(id(p), p)
+        if not seen:
+            raise ValueError(f"player {self.name}: its nets have no trainable parameters")
+        return list(seen.values())
+
+    @property
+    def parameters(self) -> tuple[Parameter, ...]:
+        return tuple(self.optimizer.parameters)
+
+    def state(self) -> list[Parameter]:
+        """Every Parameter needed to resume this player exactly (weights, buffers, optimizer,
+        transform and counter state), without duplicates."""
+        groups = [p for net in self.nets.values() for p in net.get_parameters()]
+        groups += list(self.optimizer.get_parameters())
+        groups += self.transform.state()
+        groups += [p for post in self.post_update for p in post.state()]
+        groups += [self.updates, self.skipped]
+        if self.accumulate > 1:
+            groups += [self.acc_count, *self.acc_grads]
+        unique: dict[int, Parameter] = {}
+        for p in groups:
+            unique.setdefault(id(p), p)
+        return list(unique.values())
+
+    def objective(self, name: str, loss_fn: LossFn) -> Objective:
+        """A second loss for the same parameters and optimizer, with its own compiled step
+        (e.g. a lazy regularizer run every k iterations). Transforms and counters are shared."""
+        if not _NAME.match(name) or name in self._objectives:
+            raise ValueError(f"player {self.name}: objective name {name!r} is invalid or taken")
+        _check_loss_fn(loss_fn, f"{self.name}_{name}")
+        self._objectives[name] = loss_fn
+        return Objective(self, name)
+
+    def step(self, *inputs: Any) -> tuple[Tensor, Any]:
+        """Run one training call of the main loss; compiles on the first call."""
+        return self.run_objective("", *inputs)
+
+    def run_objective(self, name: str, *inputs: Any) -> tuple[Tensor, Any]:
+        step = self._steps.get(name)
+        if step is None:
+            for net in self.nets.values():  # the graph bakes in the training flag
+                net.set_train(True)
+            step = self._steps[name] = self._build_step(self._objectives[name])
+        return step(*inputs)
+
+    def _build_step(self, loss_fn: LossFn) -> Callable[..., tuple[Tensor, Any]]:
+        # Free variables only: the graph parser handles closures over Cells and Parameters.
+        grad_fn = ms.value_and_grad(loss_fn, None, self.optimizer.parameters, has_aux=True)
+        optimizer, transform, posts = self.optimizer, self.transform, self.post_update
+        params = self.optimizer.parameters
+        schedule, base_lr, lr = self.spec.schedule, float(self.spec.lr), lr_parameter(optimizer)
+        updates, skipped, grad_norm = self.updates, self.skipped, self.grad_norm
+        skip_nonfinite, k = self.skip_nonfinite, self.accumulate
+        one = Tensor(1, mstype.int64)
+
+        def apply(grads, loss):
+            grads = transform(grads, loss)
+            if schedule is not None:
+                ops.assign(lr, base_lr * schedule.factor(updates))
+            token = optimizer(grads)
+            token = ops.depend(ops.assign_add(updates, one), token)
+            for post in posts:
+                token = post(params, token)
+            return token
+
+        def finite(loss, norm):
+            if skip_nonfinite:
+                return ops.logical_and(ops.isfinite(loss), ops.isfinite(norm))
+            return ops.ones((), mstype.bool_)
+
+        if k == 1:
+
+            @ms.jit
+            def step(*inputs):
+                (loss, aux), grads = grad_fn(*inputs)
+                norm = global_norm(grads)
+                loss = ops.depend(loss, ops.assign(grad_norm, norm))
+                if finite(loss, norm):
+                    loss = ops.depend(loss, apply(grads, loss))
+                else:
+                    loss = ops.depend(loss, ops.assign_add(skipped, one))
+                return loss, aux
+
+            return step
+
+        acc_count, acc_grads = self.acc_count, self.acc_grads
+
+        @ms.jit
+        def accumulating_step(*inputs):
+            (loss, aux), grads = grad_fn(*inputs)
+            norm = global_norm(grads)
+            loss = ops.depend(loss, ops.assign(grad_norm, norm))
+            if finite(loss, norm):
+                for buf, g in zip(acc_grads, grads):
+                    loss = ops.depend(loss, ops.assign_add(buf, g))
+                loss = ops.depend(loss, ops.assign_add(acc_count, one))
+                if acc_count >= k:
+                    mean = tuple(buf / k for buf in acc_grads)
+                    token = apply(mean, loss)
+                    for buf in acc_grads:
+                        token = ops.depend(ops.assign(buf, ops.zeros_like(buf)), token)
+                    loss = ops.depend(loss, ops.assign(acc_count, ops.zeros_like(acc_count)))
+                    loss = ops.depend(loss, token)
+            else:
+                loss = ops.depend(loss, ops.assign_add(skipped, one))
+            return loss, aux
+
+        return accumulating_step
+
+    def __repr__(self) -> str:
+        nets = ", ".join(f"{k}: {type(v).__name__}" for k, v in self.nets.items())
+        return f"Player({self.name!r}, nets={{{nets}}}, optimizer={self.spec})"
+
+
+class Objective:
+    """A named extra loss of a :class:`Player`, steppable by a schedule phase."""
+
+    def __init__(self, player: Player, key: str) -> None:
+        self.player, self.key = player, key
+        self.name = f"{player.name}_{key}"
+
+    def step(self, *inputs: Any) -> tuple[Tensor, Any]:
+        return self.player.run_objective(self.key, *inputs)
