@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
 def cmd_train(args: argparse.Namespace) -> int:
     from .config import load_config
     from .resume import check_resumable
-    from .run import CONFIG_FILE, Run, default_run_dir, prepare_run_dir
+    from .run import CONFIG_FILE, Run, check_run_dir_free, default_run_dir, prepare_run_dir
 
     if args.resume:
         run_dir = Path(args.resume)
@@ -51,9 +51,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         config = load_config(args.config, args.overrides)
         run_dir = Path(args.runs_dir) / args.name if args.name else default_run_dir(
             config, args.runs_dir)
+        check_run_dir_free(run_dir, overwrite=args.overwrite)
+        run = Run(config, run_dir)  # validates everything before anything is written
         prepare_run_dir(run_dir, config, overwrite=args.overwrite)
         print(f"run folder: {run_dir}", file=sys.stderr)
-        run = Run(config, run_dir)
     loop = run.train()
     print(f"stopped after {loop.iteration} iterations ({loop.stop_reason}), "
           f"{loop.elapsed:.1f} s; outputs in {run_dir}")

@@ -32,14 +32,19 @@ def default_run_dir(config: Config, root: str | Path = "runs") -> Path:
     return Path(root) / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
+def check_run_dir_free(run_dir: Path, overwrite: bool = False) -> None:
+    """Refuse a folder that already holds something, unless the user asked to overwrite."""
+    if run_dir.exists() and any(run_dir.iterdir()) and not overwrite:
+        raise ConfigError(
+            f"run directory {str(run_dir)!r} already holds a run; pass --resume to continue "
+            "it or --overwrite to replace it"
+        )
+
+
 def prepare_run_dir(run_dir: Path, config: Config, overwrite: bool = False) -> None:
-    """Create ``run_dir`` for a new run; refuse a folder that already holds a run."""
-    if run_dir.exists() and any(run_dir.iterdir()):
-        if not overwrite:
-            raise ConfigError(
-                f"run directory {str(run_dir)!r} already holds a run; pass --resume to continue "
-                "it or --overwrite to replace it"
-            )
+    """Create ``run_dir`` for a new run and write its resolved config."""
+    check_run_dir_free(run_dir, overwrite)
+    if run_dir.exists():
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / CONFIG_FILE).write_text(dumps_toml(to_dict(config)))

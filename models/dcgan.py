@@ -38,7 +38,9 @@ __all__ = [
     "Generator",
     "ProjectionHead",
     "check_choice",
+    "check_head_args",
     "check_positive_int",
+    "generator_norm",
     "make_activation",
 ]
 

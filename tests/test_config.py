@@ -1,0 +1,113 @@
+"""Strict configs: unknown keys, wrong types and missing keys are errors that name the key."""
+
+from __future__ import annotations
+
+import pytest
+
+from gantrain.config import (
+    Config,
+    ConfigError,
+    apply_override,
+    dumps_toml,
+    from_dict,
+    load_config,
+    presets,
+    to_dict,
+)
+
+MINIMAL = {
+    "name": "t",
+    "data": {"dataset": "mixture", "args": {"name": "ring"}},
+    "generator": {"model": "models.mlp:Generator"},
+    "discriminator": {"model": "models.mlp:Discriminator"},
+}
+
+
+def build(**changes):
+    data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in MINIMAL.items()}
+    for dotted, value in changes.items():
+        node = data
+        keys = dotted.split("__")
+        for k in keys[:-1]:
+            node = node.setdefault(k, {})
+        node[keys[-1]] = value
+    return from_dict(Config, data, source="test.toml")
+
+
+def test_defaults_fill_in():
+    c = build()
+    assert c.train.steps == 10000 and c.optim.discriminator.betas == [0.5, 0.999]
+    assert c.gan.penalty == "none" and c.train.time_budget is None
+
+
+def test_unknown_key_names_key_file_and_suggestion():
+    with pytest.raises(ConfigError) as e:
+        build(train__stpes=5)
+    msg = str(e.value)
+    assert "test.toml" in msg and "'train.stpes'" in msg and "did you mean 'steps'" in msg
+    assert "log_every" in msg  # lists the allowed keys
+
+
+def test_wrong_type_names_key_and_expected_type():
+    with pytest.raises(ConfigError, match=r"'train.steps' must be int, got '100'"):
+        build(train__steps="100")
+    with pytest.raises(ConfigError, match=r"'optim.generator.betas\[1\]' must be float"):
+        build(optim__generator__betas=[0.5, "x"])
+    with pytest.raises(ConfigError, match=r"'train.progress' must be bool"):
+        build(train__progress=1)
+    with pytest.raises(ConfigError, match=r"'train.steps' must be int, got True"):
+        build(train__steps=True)
+
+
+def test_optional_and_int_to_float():
+    c = build(train__time_budget=60, optim__generator__lr=1)
+    assert c.train.time_budget == 60.0 and isinstance(c.optim.generator.lr, float)
+
+
+def test_missing_required_key():
+    data = dict(MINIMAL)
+    del data["generator"]
+    with pytest.raises(ConfigError, match="missing required key 'generator'"):
+        from_dict(Config, data)
+
+
+def test_table_expected():
+    with pytest.raises(ConfigError, match=r"\[train\] must be a table"):
+        build(train=3)
+
+
+def test_overrides_parse_toml_values():
+    data: dict = {}
+    apply_override(data, "train.steps=500")
+    apply_override(data, "optim.generator.betas=[0.0, 0.9]")
+    apply_override(data, "gan.loss=hinge")
+    apply_override(data, "train.progress=false")
+    assert data == {
+        "train": {"steps": 500, "progress": False},
+        "optim": {"generator": {"betas": [0.0, 0.9]}},
+        "gan": {"loss": "hinge"},
+    }
+    with pytest.raises(ConfigError, match="section.key=value"):
+        apply_override(data, "train.steps")
+
+
+def test_presets_load_and_round_trip(tmp_path):
+    names = presets()
+    assert {"gan_2d_grid", "gan_2d_ring"} <= set(names)
+    for name in names:
+        c = load_config(name)
+        path = tmp_path / f"{name}.toml"
+        path.write_text(dumps_toml(to_dict(c)))
+        assert load_config(str(path)) == c
+
+
+def test_unknown_config_lists_presets():
+    with pytest.raises(ConfigError, match="gan_2d_grid"):
+        load_config("no_such_preset")
+
+
+def test_invalid_toml_names_file(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = \n")
+    with pytest.raises(ConfigError, match="bad.toml: not valid TOML"):
+        load_config(str(bad))
