@@ -115,9 +115,13 @@ def read_state(ckpt: Path) -> dict[str, Any]:
         raise CheckpointError(f"{ckpt / 'state.json'}: unreadable ({e})") from None
 
 
-def load_parameters(params: Sequence[Parameter], path: Path, strict: bool = True) -> None:
+def load_parameters(
+    params: Sequence[Parameter], path: Path, strict: bool = True, source_prefix: str = ""
+) -> None:
     """Restore ``params`` in place from ``path``; nothing is written unless every name and shape
-    matches (``strict``) or, when not strict, every parameter in ``params`` is found."""
+    matches (``strict``) or, when not strict, every parameter in ``params`` is found.
+    ``source_prefix`` reads parameter ``n`` from the stored ``source_prefix + n`` (e.g. the EMA
+    averages ``ema.<name>``)."""
     if not path.is_file():
         raise CheckpointError(f"checkpoint file {str(path)!r} is missing")
     try:
@@ -126,7 +130,7 @@ def load_parameters(params: Sequence[Parameter], path: Path, strict: bool = True
         raise CheckpointError(
             f"checkpoint file {str(path)!r} is corrupt or truncated: {e}"
         ) from None
-    wanted = {p.name: p for p in params}
+    wanted = {source_prefix + p.name: p for p in params}
     missing = sorted(set(wanted) - set(stored))
     unexpected = sorted(set(stored) - set(wanted)) if strict else []
     bad_shapes = [

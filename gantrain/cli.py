@@ -26,10 +26,19 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("sample", help="draw samples from a trained run or checkpoint")
     s.add_argument("run", help="run folder or checkpoint folder")
-    s.add_argument("--n", type=int, default=2500, help="number of samples (default: 2500)")
-    s.add_argument("--out", default="samples.npy", help="output .npy file (default: samples.npy)")
+    s.add_argument("--n", type=int, default=64, help="number of samples (default: 64)")
+    s.add_argument("--out", help="write the raw samples as a .npy file")
+    s.add_argument("--grid", help="write image samples as one grid PNG (default: samples.png "
+                   "when no other output is given)")
+    s.add_argument("--out-dir", help="write image samples as individual PNGs into this folder")
     s.add_argument("--seed", type=int, default=0, help="noise seed (default: 0)")
     s.add_argument("--class", dest="label", type=int, help="class label for a conditional G")
+    s.add_argument("--truncation", type=float,
+                   help="resample noise entries with |z| above this (truncation trick)")
+    s.add_argument("--interpolate", type=int, metavar="STEPS",
+                   help="rows of STEPS images interpolating (slerp) between random latents")
+    s.add_argument("--no-ema", dest="ema", action="store_false",
+                   help="use the raw generator weights instead of their EMA")
 
     sub.add_parser("presets", help="list the configs shipped with gantrain")
     return p
@@ -66,24 +75,37 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_sample(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from . import latents
+    from .images import save_grid, save_images
     from .run import load_sampler
 
     if args.n < 1:
         raise ValueError(f"--n must be >= 1, got {args.n}")
-    sampler, config = load_sampler(args.run)
+    sampler, config = load_sampler(args.run, ema=args.ema)
     rng = np.random.default_rng(args.seed)
-    z = rng.standard_normal((args.n, config.gan.z_dim)).astype(np.float32)
-    y = None
-    if config.gan.num_classes:
-        if args.label is not None and not 0 <= args.label < config.gan.num_classes:
-            raise ValueError(f"--class must be in [0, {config.gan.num_classes}), got {args.label}")
-        y = (np.full(args.n, args.label) if args.label is not None
-             else rng.integers(0, config.gan.num_classes, args.n)).astype(np.int32)
+    z_dim, classes = config.gan.z_dim, config.gan.num_classes
+    if args.interpolate:
+        z = latents.interpolation(rng, args.n, args.interpolate, z_dim)
+    else:
+        z = latents.normal(rng, args.n, z_dim, args.truncation)
+    y = latents.labels(rng, len(z), classes, args.label)
     samples = sampler(z, y)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    np.save(out, samples)
-    print(f"wrote {len(samples)} samples of shape {samples.shape[1:]} to {out}")
+    written = []
+    is_image = samples.ndim == 4
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        np.save(args.out, samples)
+        written.append(args.out)
+    if is_image and args.out_dir:
+        save_images(args.out_dir, samples)
+        written.append(f"{args.out_dir}/")
+    if is_image and (args.grid or not written):
+        cols = args.interpolate or None
+        written.append(str(save_grid(args.grid or "samples.png", samples, cols, scale=2)))
+    if not written:
+        np.save("samples.npy", samples)
+        written.append("samples.npy")
+    print(f"wrote {len(samples)} samples of shape {samples.shape[1:]} to {', '.join(written)}")
     return 0
 
 

@@ -74,6 +74,8 @@ class GANConfig:
     weight_clip: Union[float, None] = None
     num_classes: int = 0  # > 0: conditional G(z, y) and D(x, y)
     pack: int = 1  # PacGAN: D sees `pack` samples at once (its input has pack x channels)
+    augment: str = ""  # DiffAugment policy, e.g. "color,translation,cutout"
+    ema_decay: Union[float, None] = None  # EMA of G's weights; samples use it when set
 
 
 @dataclass
@@ -82,7 +84,8 @@ class TrainConfig:
     time_budget: Union[float, None] = None  # seconds
     log_every: int = 100
     sample_every: int = 1000
-    samples: int = 2500  # samples drawn by the periodic evaluation/sample hook
+    samples: int = 2500  # samples drawn by the periodic evaluation hook (2D data)
+    grid: int = 64  # images in the periodic sample grid (image data)
     checkpoint_every: int = 1000
     keep_checkpoints: int = 3
     progress: bool = True

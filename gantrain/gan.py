@@ -14,6 +14,7 @@ import numpy as np
 from mindspore import Tensor, nn, ops
 from mindspore import dtype as mstype
 
+from .augment import diff_augment, draw_augment_params, parse_policy
 from .context import StepContext
 from .losses import GANLoss
 from .optim import Optimizer
@@ -89,15 +90,37 @@ def _appliers(G: nn.Cell, D: nn.Cell, conditional: bool, pack: int):
     return g_apply, d_apply
 
 
-def _d_loss_fn(g_apply, d_apply, loss: GANLoss, penalty: Penalty | None):
+def _augmenter(policy: tuple[str, ...]):
+    """``augment(x, packed)``: DiffAugment with the host's draws packed as one (P, B) float
+    Tensor (a tuple of fresh Tensors as a jit input would recompile every call)."""
+    is_int = []
+    for name in policy:
+        is_int += [False] * 3 if name == "color" else [True, True]
+
+    def augment(x, packed):
+        if not policy:
+            return x
+        params = ()
+        for i in range(len(is_int)):
+            v = packed[i]
+            if is_int[i]:
+                v = ops.cast(v, mstype.int32)
+            params = params + (v,)
+        return diff_augment(x, params, policy)
+
+    return augment
+
+
+def _d_loss_fn(g_apply, d_apply, loss: GANLoss, penalty: Penalty | None, augment):
     gp = make_gradient_penalty(d_apply) if penalty and penalty.kind == "gp" else None
     r1 = make_r1(d_apply) if penalty and penalty.kind in ("r1", "r2") else None
     inline = penalty is not None and penalty.every == 1
     kind = penalty.kind if penalty else ""
     weight = float(penalty.weight) if penalty else 0.0
 
-    def d_loss(real, y_real, z, y_fake, eps):
-        fake = ops.stop_gradient(g_apply(z, y_fake))
+    def d_loss(real, y_real, z, y_fake, eps, aug_real, aug_fake):
+        real = augment(real, aug_real)
+        fake = augment(ops.stop_gradient(g_apply(z, y_fake)), aug_fake)
         if inline and kind == "r1":
             reg, d_real = r1(real, y_real)
             d_fake = d_apply(fake, y_fake)
@@ -115,27 +138,27 @@ def _d_loss_fn(g_apply, d_apply, loss: GANLoss, penalty: Penalty | None):
     return d_loss
 
 
-def _d_reg_fn(g_apply, d_apply, penalty: Penalty):
+def _d_reg_fn(g_apply, d_apply, penalty: Penalty, augment):
     r1 = make_r1(d_apply)
     on_real = penalty.kind == "r1"
     scale = 0.5 * float(penalty.weight) * penalty.every
 
-    def d_reg(real, y_real, z, y_fake, eps):
+    def d_reg(real, y_real, z, y_fake, eps, aug_real, aug_fake):
         if on_real:
-            reg, _ = r1(real, y_real)
+            reg, _ = r1(augment(real, aug_real), y_real)
         else:
-            reg, _ = r1(ops.stop_gradient(g_apply(z, y_fake)), y_fake)
+            reg, _ = r1(augment(ops.stop_gradient(g_apply(z, y_fake)), aug_fake), y_fake)
         return scale * reg, {"penalty": reg}
 
     return d_reg
 
 
-def _g_loss_fn(g_apply, d_apply, loss: GANLoss):
+def _g_loss_fn(g_apply, d_apply, loss: GANLoss, augment):
     needs_real = loss.g_needs_real
 
-    def g_loss(real, y_real, z, y_fake):
-        d_fake = d_apply(g_apply(z, y_fake), y_fake)
-        d_real = d_apply(real, y_real) if needs_real else d_fake
+    def g_loss(real, y_real, z, y_fake, aug_real, aug_fake):
+        d_fake = d_apply(augment(g_apply(z, y_fake), aug_fake), y_fake)
+        d_real = d_apply(augment(real, aug_real), y_real) if needs_real else d_fake
         adv = loss.g(d_fake, ops.stop_gradient(d_real))
         return adv, {"fake": d_fake.mean()}
 
@@ -161,6 +184,8 @@ def build_gan(
     g_accumulate: int = 1,
     d_accumulate: int = 1,
     pack: int = 1,
+    augment: str = "",
+    image_size: tuple[int, int] | None = None,
 ) -> GAN:
     """Wire a generator and a discriminator into players and a schedule.
 
@@ -168,19 +193,25 @@ def build_gan(
     ``num_classes > 0``: ``G(z, y)`` and ``D(x, y)`` are then called with labels). Each D step
     pulls a fresh real batch, so ``n_critic = 5`` sees five batches per iteration (WGAN-GP).
     ``pack = m > 1`` makes D judge m samples at once (PacGAN, Lin et al. 2018): its input has m
-    times the channels (or features) of one sample.
+    times the channels (or features) of one sample. ``augment`` is a DiffAugment policy such
+    as ``"color,translation,cutout"`` (Zhao et al. 2020), applied to everything D sees, with
+    ``image_size = (H, W)``.
     """
     conditional = num_classes > 0
     if pack < 1 or batch_size % pack or (pack > 1 and conditional):
         raise ValueError(f"pack must be >= 1, divide batch_size {batch_size} and is for "
                          f"unconditional GANs; got pack={pack}")
     g_apply, d_apply = _appliers(G, D, conditional, pack)
+    policy = parse_policy(augment)
+    if policy and image_size is None:
+        raise ValueError("augment needs image_size=(H, W) of the images")
+    aug = _augmenter(policy)
     d_player = Player(
-        "D", D, _d_loss_fn(g_apply, d_apply, loss, penalty), d_optimizer,
+        "D", D, _d_loss_fn(g_apply, d_apply, loss, penalty, aug), d_optimizer,
         transforms=d_transforms, post_update=d_post_update, accumulate=d_accumulate,
     )
     g_player = Player(
-        "G", G, _g_loss_fn(g_apply, d_apply, loss), g_optimizer,
+        "G", G, _g_loss_fn(g_apply, d_apply, loss, aug), g_optimizer,
         transforms=g_transforms, post_update=g_post_update, accumulate=g_accumulate,
     )
 
@@ -196,25 +227,37 @@ def build_gan(
         y = ctx.integers(max(num_classes, 1), batch_size)
         return z, y
 
+    no_aug = Tensor(np.zeros((1, 1), np.float32))
+
+    def aug_params(ctx: StepContext) -> Tensor:
+        if not policy:
+            return no_aug
+        draws = draw_augment_params(ctx.rng, batch_size, image_size, policy)
+        return Tensor(np.stack([d.astype(np.float32) for d in draws]))
+
     def d_inputs(ctx: StepContext) -> tuple:
         real, y_real = real_batch(ctx)
         z, y_fake = fake_inputs(ctx)
         eps_shape = (real.shape[0],) + (1,) * (real.ndim - 1)
         eps = Tensor(ctx.rng.random(eps_shape, dtype=np.float32))
-        return real, y_real, z, y_fake, eps
+        return real, y_real, z, y_fake, eps, aug_params(ctx), aug_params(ctx)
 
     # The generator loss reads real data only for relativistic losses; otherwise a constant
     # placeholder keeps one step signature without pulling a batch.
     placeholder = (Tensor(np.zeros((1,), np.float32)), Tensor(np.zeros((1,), np.int32)))
 
     def g_inputs(ctx: StepContext) -> tuple:
-        real, y_real = real_batch(ctx) if loss.g_needs_real else placeholder
+        if loss.g_needs_real:
+            real, y_real = real_batch(ctx)
+            aug_real = aug_params(ctx)
+        else:
+            (real, y_real), aug_real = placeholder, no_aug
         z, y_fake = fake_inputs(ctx)
-        return real, y_real, z, y_fake
+        return real, y_real, z, y_fake, aug_real, aug_params(ctx)
 
     phases = [Phase(d_player, d_inputs, repeats=n_critic)]
     if penalty is not None and penalty.every > 1:
-        reg = d_player.objective("reg", _d_reg_fn(g_apply, d_apply, penalty))
+        reg = d_player.objective("reg", _d_reg_fn(g_apply, d_apply, penalty, aug))
         phases.append(Phase(reg, d_inputs, every=penalty.every))
     phases.append(Phase(g_player, g_inputs))
     return GAN(g_player, d_player, Schedule(phases), z_dim, num_classes)

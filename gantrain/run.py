@@ -16,6 +16,8 @@ from . import checkpoint, runtime
 from .builders import optimizer_from_config, post_updates_from_config, transforms_from_config
 from .config import Config, ConfigError, dumps_toml, from_dict, to_dict
 from .data.registry import DataBundle, build_data
+from .ema import EMA
+from .ema import PREFIX as EMA_PREFIX
 from .gan import GAN, Penalty, build_gan
 from .hooks import JsonlWriter, MetricsLogger, Periodic
 from .imports import build_cell
@@ -59,11 +61,14 @@ class Run:
         self.data: DataBundle = build_data(
             config.data.dataset, config.data.args, config.data.batch_size, config.seed
         )
+        self.ema: EMA | None = None
         self.gan: GAN = self._build_gan()
         self.sampler = Sampler(self.gan.generator.nets["G"], self.gan.num_classes > 0)
         eval_rng = np.random.default_rng([config.seed, 1])  # fixed noise, apart from training's
-        self.eval_z = eval_rng.standard_normal((config.train.samples, config.gan.z_dim))
-        self.eval_y = eval_rng.integers(0, max(self.gan.num_classes, 1), config.train.samples)
+        n_eval = config.train.grid if self.is_image else config.train.samples
+        self.eval_z = eval_rng.standard_normal((n_eval, config.gan.z_dim))
+        # class-conditional grids show each class in turn along the rows
+        self.eval_y = np.arange(n_eval) % max(self.gan.num_classes, 1)
         self.writer = JsonlWriter(self.dir / "metrics.jsonl")
         t = config.train
         hooks = [
@@ -88,6 +93,11 @@ class Run:
         check_shapes(G, D, z_dim=c.gan.z_dim, sample_shape=self.data.sample_shape,
                      num_classes=num_classes, pack=c.gan.pack,
                      g_name=c.generator.model, d_name=c.discriminator.model)
+        g_post = []
+        if c.gan.ema_decay is not None:
+            self.ema = EMA(c.gan.ema_decay)
+            g_post.append(self.ema)
+        shape = self.data.sample_shape
         return build_gan(
             G, D, z_dim=c.gan.z_dim, batch_size=c.data.batch_size, loss=get_loss(c.gan.loss),
             g_optimizer=optimizer_from_config(
@@ -98,21 +108,40 @@ class Run:
             g_transforms=transforms_from_config(c.optim.generator, c.seed),
             d_transforms=transforms_from_config(c.optim.discriminator, c.seed + 1),
             d_post_update=post_updates_from_config(c.gan),
+            g_post_update=g_post,
+            augment=c.gan.augment,
+            image_size=tuple(shape[1:]) if len(shape) == 3 else None,
             g_accumulate=c.optim.generator.accumulate,
             d_accumulate=c.optim.discriminator.accumulate,
             pack=c.gan.pack,
         )
 
+    @property
+    def is_image(self) -> bool:
+        return len(self.data.sample_shape) == 3
+
+    def generate(self, z: np.ndarray, y: np.ndarray | None = None, ema: bool = True) -> np.ndarray:
+        """Samples from the generator (its EMA weights when it has them and ``ema``)."""
+        if ema and self.ema is not None:
+            with self.ema.swapped_in():
+                return self.sampler(z, y)
+        return self.sampler(z, y)
+
     # -- hooks --------------------------------------------------------------------------------
 
     def evaluate(self, loop: Loop) -> None:
         """Sample from the fixed evaluation noise; score and draw what the data kind allows."""
+        from .images import save_grid
         from .metrics.mixture import mixture_report
         from .plot import scatter_png
 
-        samples = self.sampler(self.eval_z, self.eval_y)
+        samples = self.generate(self.eval_z, self.eval_y)
         record: dict[str, Any] = {"iteration": loop.iteration, "kind": "eval"}
-        if self.data.mixture is not None:
+        if self.is_image:
+            cols = self.gan.num_classes or None
+            save_grid(self.dir / "samples" / f"step_{loop.iteration:06d}.png", samples, cols,
+                      scale=2)
+        elif self.data.mixture is not None:
             report = mixture_report(samples, self.data.mixture)
             record.update({f"eval/{k}": v for k, v in report.as_dict().items()})
             scatter_png(self.dir / "samples" / f"step_{loop.iteration:06d}.png", samples,
@@ -140,18 +169,36 @@ class Run:
 
     def train(self) -> Loop:
         t = self.config.train
-        return self.loop.run(t.steps, t.time_budget)
+        self.loop.run(t.steps, t.time_budget)
+        if self.is_image:
+            self.write_final_images()
+        return self.loop
+
+    def write_final_images(self) -> None:
+        """``samples/final.png`` (the last grid) and ``samples/progress.gif`` (all grids)."""
+        from .images import save_gif
+
+        folder = self.dir / "samples"
+        frames = sorted(folder.glob("step_*.png"))
+        if frames:
+            shutil.copyfile(frames[-1], folder / "final.png")
+            save_gif(folder / "progress.gif", frames)
 
 
-def load_sampler(path: str | Path) -> tuple[Sampler, Config]:
+def load_sampler(path: str | Path, ema: bool = True) -> tuple[Sampler, Config]:
     """The generator of a run or checkpoint, ready to sample, and the run's config.
 
     Reads the config stored in the checkpoint, so the training config file is not needed.
+    With ``ema`` (and a run that kept an EMA), the averaged weights are loaded.
     """
     ckpt = checkpoint.resolve(path)
     config = from_dict(Config, checkpoint.read_state(ckpt)["config"], source=str(ckpt))
     runtime.setup(config.device, config.seed)
     G = build_cell(config.generator.model, config.generator.args, "generator")
     prefix_parameters({"G": G}, "G")  # the names the G player gave them when training
-    checkpoint.load_parameters(G.get_parameters(), ckpt / "G.ckpt", strict=False)
+    file = ckpt / "G.ckpt"
+    checkpoint.load_parameters(G.get_parameters(), file, strict=False)
+    if ema and config.gan.ema_decay is not None:
+        checkpoint.load_parameters(G.trainable_params(), file, strict=False,
+                                   source_prefix=f"{EMA_PREFIX}.")
     return Sampler(G, config.gan.num_classes > 0), config

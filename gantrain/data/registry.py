@@ -13,6 +13,8 @@ from typing import Any
 from ..config import ConfigError
 from ..context import BatchSource
 from ..imports import check_kwargs
+from .dataset import ArrayDataset
+from .loader import ArrayLoader
 from .mixtures import Mixture, MixtureSource, get_mixture
 
 
@@ -31,8 +33,63 @@ def _mixture(batch_size: int, seed: int, name: str = "grid") -> DataBundle:
     return DataBundle(MixtureSource(mixture, batch_size, seed), (2,), mixture=mixture)
 
 
+def _arrays(dataset: ArrayDataset, batch_size: int, seed: int) -> DataBundle:
+    return DataBundle(ArrayLoader(dataset, batch_size, seed), dataset.sample_shape,
+                      dataset.num_classes, dataset=dataset)
+
+
+def _digits(batch_size: int, seed: int, n: int = 10000, size: int = 28) -> DataBundle:
+    """The embedded procedural digits: no download, labelled, deterministic from the seed."""
+    from .digits import embedded_digits
+
+    return _arrays(embedded_digits(n=n, size=size, seed=seed), batch_size, seed)
+
+
+def _mnist(batch_size: int, seed: int, root: str, split: str = "train",
+           limit: int | None = None) -> DataBundle:
+    from .idx import mnist
+
+    return _arrays(mnist(root, split=split, limit=limit), batch_size, seed)
+
+
+def _fashion_mnist(batch_size: int, seed: int, root: str, split: str = "train",
+                   limit: int | None = None) -> DataBundle:
+    from .idx import fashion_mnist
+
+    return _arrays(fashion_mnist(root, split=split, limit=limit), batch_size, seed)
+
+
+def _cifar10(batch_size: int, seed: int, root: str, split: str = "train",
+             limit: int | None = None) -> DataBundle:
+    from .cifar import cifar10
+
+    return _arrays(cifar10(root, split=split, limit=limit), batch_size, seed)
+
+
+def _folder(batch_size: int, seed: int, root: str, size: int = 64, channels: int = 3,
+            labelled: bool | None = None, skip_bad: bool = False) -> DataBundle:
+    from .folder import image_folder
+
+    ds = image_folder(root, size=size, channels=channels, labelled=labelled, skip_bad=skip_bad)
+    return _arrays(ds, batch_size, seed)
+
+
+def _array(batch_size: int, seed: int, path: str, key: str | None = None,
+           labels_key: str | None = None, size: int | None = None) -> DataBundle:
+    from .arrays import load_array
+
+    ds = load_array(path, key=key, labels_key=labels_key, size=size)
+    return _arrays(ds, batch_size, seed)
+
+
 BUILDERS: dict[str, Callable[..., DataBundle]] = {
     "mixture": _mixture,
+    "digits": _digits,
+    "mnist": _mnist,
+    "fashion_mnist": _fashion_mnist,
+    "cifar10": _cifar10,
+    "folder": _folder,
+    "array": _array,
 }
 
 
