@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-DEFAULT_PRESET = "gan_2d_grid"
+DEFAULT_PRESET = "dcgan_digits"
 
 
 def _parser() -> argparse.ArgumentParser:
