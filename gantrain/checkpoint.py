@@ -64,10 +64,18 @@ def save(
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
-    for player, params in players.items():
-        save_parameters(params, tmp / f"{player}.ckpt")
-    (tmp / "state.json").write_text(json.dumps(state, default=_json_default))
-    _fsync_tree(tmp)
+    try:
+        for player, params in players.items():
+            save_parameters(params, tmp / f"{player}.ckpt")
+        (tmp / "state.json").write_text(json.dumps(state, default=_json_default))
+        _fsync_tree(tmp)
+    except (OSError, RuntimeError) as e:  # e.g. disk full; mindspore wraps some as RuntimeError
+        shutil.rmtree(tmp, ignore_errors=True)
+        previous = (root / LATEST).read_text().strip() if (root / LATEST).exists() else "none"
+        raise CheckpointError(
+            f"could not write checkpoint {final}: {e}; the previous checkpoint ({previous}) "
+            "is untouched"
+        ) from None
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)
@@ -88,10 +96,16 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"cannot store {type(obj).__name__} in state.json")
 
 
+PIN = "PINNED"
+
+
 def prune(root: Path, keep: int) -> None:
-    """Delete all but the newest ``keep`` complete checkpoints (never the ``latest`` one)."""
+    """Delete all but the newest ``keep`` checkpoints; never the ``latest`` one, nor one that
+    holds a ``PINNED`` file (``touch checkpoints/step_00001000/PINNED`` to keep it)."""
+    for stale in root.glob(".*.tmp"):  # left by a process killed while writing
+        shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink()
     latest = (root / LATEST).read_text().strip() if (root / LATEST).exists() else None
-    steps = sorted(p for p in root.glob("step_*") if p.is_dir())
+    steps = sorted(p for p in root.glob("step_*") if p.is_dir() and not (p / PIN).exists())
     for old in steps[:-keep] if keep > 0 else []:
         if old.name != latest:
             shutil.rmtree(old, ignore_errors=True)

@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from .checkpoint import CheckpointError
     from .config import ConfigError
+    from .guard import DivergenceError
 
     commands = {"train": cmd_train, "sample": cmd_sample, "presets": cmd_presets}
     try:
@@ -127,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, CheckpointError, ValueError, FileNotFoundError) as e:
         print(f"gantrain {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except DivergenceError as e:
+        print(f"gantrain {args.command}: stopped: {e}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -92,6 +92,19 @@ class TrainConfig:
 
 
 @dataclass
+class GuardConfig:
+    """Divergence guard and failure-sign warnings (see gantrain.guard)."""
+
+    every: int = 10  # iterations per non-finite check window
+    max_skips: int = 10  # skipped updates in one window that trigger a rollback
+    lr_factor: float = 0.5  # learning-rate multiplier at each rollback
+    max_rollbacks: int = 3
+    d_loss_floor: float = 0.01  # warn when D's loss stays below this ...
+    d_patience: int = 5  # ... for this many logging checks
+    grad_norm_limit: float = 1000.0  # warn when a gradient norm exceeds this
+
+
+@dataclass
 class Config:
     name: str
     data: DataConfig
@@ -100,6 +113,7 @@ class Config:
     gan: GANConfig = field(default_factory=GANConfig)
     optim: OptimPair = field(default_factory=OptimPair)
     train: TrainConfig = field(default_factory=TrainConfig)
+    guard: GuardConfig = field(default_factory=GuardConfig)
     seed: int = 0
     device: str = "CPU"
 

@@ -127,6 +127,8 @@ class Player:
         self.updates = _counter(f"{name}.updates")
         self.skipped = _counter(f"{name}.skipped")
         self.grad_norm = Parameter(Tensor(0.0, mstype.float32), f"{name}.grad_norm", False)
+        # multiplies the learning rate; lowered by the divergence guard after a rollback
+        self.lr_scale = Parameter(Tensor(1.0, mstype.float32), f"{name}.lr_scale", False)
         if accumulate > 1:
             self.acc_count = _counter(f"{name}.acc_count")
             self.acc_grads = self.optimizer.parameters.clone(prefix=f"{name}.acc", init="zeros")
@@ -153,7 +155,7 @@ class Player:
         groups += list(self.optimizer.get_parameters())
         groups += self.transform.state()
         groups += [p for post in self.post_update for p in post.state()]
-        groups += [self.updates, self.skipped]
+        groups += [self.updates, self.skipped, self.lr_scale]
         if self.accumulate > 1:
             groups += [self.acc_count, *self.acc_grads]
         unique: dict[int, Parameter] = {}
@@ -189,13 +191,16 @@ class Player:
         params = self.optimizer.parameters
         schedule, base_lr, lr = self.spec.schedule, float(self.spec.lr), lr_parameter(optimizer)
         updates, skipped, grad_norm = self.updates, self.skipped, self.grad_norm
+        lr_scale = self.lr_scale
         skip_nonfinite, k = self.skip_nonfinite, self.accumulate
         one = Tensor(1, mstype.int64)
 
         def apply(grads, loss):
             grads = transform(grads, loss)
+            rate = base_lr * lr_scale
             if schedule is not None:
-                ops.assign(lr, base_lr * schedule.factor(updates))
+                rate = rate * schedule.factor(updates)
+            ops.assign(lr, rate)
             token = optimizer(grads)
             token = ops.depend(ops.assign_add(updates, one), token)
             for post in posts:

@@ -19,6 +19,7 @@ from .data.registry import DataBundle, build_data
 from .ema import EMA
 from .ema import PREFIX as EMA_PREFIX
 from .gan import GAN, Penalty, build_gan
+from .guard import DivergenceGuard, Watchdog
 from .hooks import JsonlWriter, MetricsLogger, Periodic
 from .imports import build_cell
 from .loop import Loop
@@ -70,9 +71,16 @@ class Run:
         # class-conditional grids show each class in turn along the rows
         self.eval_y = np.arange(n_eval) % max(self.gan.num_classes, 1)
         self.writer = JsonlWriter(self.dir / "metrics.jsonl")
-        t = config.train
+        t, g = config.train, config.guard
+        self.watchdog = Watchdog(t.log_every, g.d_loss_floor, g.d_patience, g.grad_norm_limit,
+                                 self.writer)
+        self.guard = DivergenceGuard(
+            [self.gan.discriminator, self.gan.generator], self.restore_last, g.every,
+            g.max_skips, g.lr_factor, g.max_rollbacks, self.writer)
         hooks = [
             MetricsLogger(self.writer, every=t.log_every),
+            self.watchdog,
+            self.guard,
             Periodic(self.evaluate, every=t.sample_every),
             Periodic(self.save, every=t.checkpoint_every),
         ]
@@ -136,6 +144,7 @@ class Run:
         from .plot import scatter_png
 
         samples = self.generate(self.eval_z, self.eval_y)
+        self.watchdog.check_diversity(loop, samples, self.real_reference(len(samples)))
         record: dict[str, Any] = {"iteration": loop.iteration, "kind": "eval"}
         if self.is_image:
             cols = self.gan.num_classes or None
@@ -148,6 +157,12 @@ class Run:
                         self.data.mixture.means)
             self.last_report = report
         self.writer.write(record)
+
+    def real_reference(self, n: int) -> np.ndarray:
+        """A fixed set of real samples (not drawn from the training stream)."""
+        if self.data.mixture is not None:
+            return self.data.mixture.sample(np.random.default_rng(0), n)
+        return self.data.dataset.x[:n]
 
     def players(self) -> dict[str, list]:
         return {"G": self.gan.generator.state(), "D": self.gan.discriminator.state()}
@@ -166,6 +181,13 @@ class Run:
             checkpoint.load_parameters(params, ckpt / f"{name}.ckpt")
         self.loop.load_state_dict(checkpoint.read_state(ckpt)["loop"])
         return self.loop.iteration
+
+    def restore_last(self) -> int | None:
+        """Restore the newest complete checkpoint of this run; None when there is none."""
+        try:
+            return self.restore(self.dir)
+        except checkpoint.CheckpointError:
+            return None
 
     def train(self) -> Loop:
         t = self.config.train
