@@ -18,7 +18,7 @@ from mindspore import Tensor, nn, ops
 from mindspore.common.initializer import XavierUniform
 
 from gantrain.spectral_norm import spectral_norm
-from models.dcgan import (
+from models.layers import (
     ACTIVATIONS,
     ProjectionHead,
     check_choice,
