@@ -73,6 +73,7 @@ class GANConfig:
     penalty_every: int = 1
     weight_clip: Union[float, None] = None
     num_classes: int = 0  # > 0: conditional G(z, y) and D(x, y)
+    aux_weight: float = 0.0  # > 0: ACGAN auxiliary classifier loss (D needs aux_classifier)
     pack: int = 1  # PacGAN: D sees `pack` samples at once (its input has pack x channels)
     augment: str = ""  # DiffAugment policy, e.g. "color,translation,cutout"
     ema_decay: Union[float, None] = None  # EMA of G's weights; samples use it when set

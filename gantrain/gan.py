@@ -58,7 +58,15 @@ class GAN:
     num_classes: int
 
 
-def _appliers(G: nn.Cell, D: nn.Cell, conditional: bool, pack: int):
+def _classifier(D: nn.Cell):
+    def d_classify(x, y):
+        out = D(x, y)
+        return ops.reshape(out[0], (-1,)), out[1]
+
+    return d_classify
+
+
+def _appliers(G: nn.Cell, D: nn.Cell, conditional: bool, pack: int, aux: bool):
     # Labels are always passed so that every step has one signature; unconditional nets
     # ignore them. Plain functions, not lambdas: the graph parser rejects lambdas.
     if pack > 1:
@@ -70,6 +78,14 @@ def _appliers(G: nn.Cell, D: nn.Cell, conditional: bool, pack: int):
             # PacGAN: m consecutive samples become one input, (B, C, ...) -> (B/m, m*C, ...).
             packed = ops.reshape(x, (x.shape[0] // pack, pack * x.shape[1]) + x.shape[2:])
             return ops.reshape(D(packed), (-1,))
+
+    elif conditional and aux:
+
+        def g_apply(z, y):
+            return G(z, y)
+
+        def d_apply(x, y):  # D(x, y) -> (logits, class logits); penalties use the logits
+            return ops.reshape(D(x, y)[0], (-1,))
 
     elif conditional:
 
@@ -111,7 +127,8 @@ def _augmenter(policy: tuple[str, ...]):
     return augment
 
 
-def _d_loss_fn(g_apply, d_apply, loss: GANLoss, penalty: Penalty | None, augment):
+def _d_loss_fn(g_apply, d_apply, loss: GANLoss, penalty: Penalty | None, augment,
+               classify=None, aux_weight: float = 0.0):
     gp = make_gradient_penalty(d_apply) if penalty and penalty.kind == "gp" else None
     r1 = make_r1(d_apply) if penalty and penalty.kind in ("r1", "r2") else None
     inline = penalty is not None and penalty.every == 1
@@ -121,7 +138,13 @@ def _d_loss_fn(g_apply, d_apply, loss: GANLoss, penalty: Penalty | None, augment
     def d_loss(real, y_real, z, y_fake, eps, aug_real, aug_fake):
         real = augment(real, aug_real)
         fake = augment(ops.stop_gradient(g_apply(z, y_fake)), aug_fake)
-        if inline and kind == "r1":
+        cls = ops.zeros((), mstype.float32)
+        if classify is not None:  # ACGAN: D also names the class of real and fake images
+            d_real, c_real = classify(real, y_real)
+            d_fake, c_fake = classify(fake, y_fake)
+            cls = ops.cross_entropy(c_real, y_real) + ops.cross_entropy(c_fake, y_fake)
+            reg = gp(real, fake, y_real, eps) if kind == "gp" else ops.zeros((), mstype.float32)
+        elif inline and kind == "r1":
             reg, d_real = r1(real, y_real)
             d_fake = d_apply(fake, y_fake)
         elif inline and kind == "r2":
@@ -132,8 +155,9 @@ def _d_loss_fn(g_apply, d_apply, loss: GANLoss, penalty: Penalty | None, augment
             reg = gp(real, fake, y_real, eps) if kind == "gp" else ops.zeros((), mstype.float32)
         adv = loss.d(d_real, d_fake)
         scale = 0.5 if kind in ("r1", "r2") else 1.0
-        total = adv + scale * weight * reg
-        return total, {"adv": adv, "penalty": reg, "real": d_real.mean(), "fake": d_fake.mean()}
+        total = adv + scale * weight * reg + aux_weight * cls
+        return total, {"adv": adv, "penalty": reg, "class": cls, "real": d_real.mean(),
+                       "fake": d_fake.mean()}
 
     return d_loss
 
@@ -153,14 +177,20 @@ def _d_reg_fn(g_apply, d_apply, penalty: Penalty, augment):
     return d_reg
 
 
-def _g_loss_fn(g_apply, d_apply, loss: GANLoss, augment):
+def _g_loss_fn(g_apply, d_apply, loss: GANLoss, augment, classify=None,
+               aux_weight: float = 0.0):
     needs_real = loss.g_needs_real
 
     def g_loss(real, y_real, z, y_fake, aug_real, aug_fake):
-        d_fake = d_apply(augment(g_apply(z, y_fake), aug_fake), y_fake)
+        fake = augment(g_apply(z, y_fake), aug_fake)
+        if classify is not None:
+            d_fake, c_fake = classify(fake, y_fake)
+            cls = ops.cross_entropy(c_fake, y_fake)
+        else:
+            d_fake, cls = d_apply(fake, y_fake), ops.zeros((), mstype.float32)
         d_real = d_apply(augment(real, aug_real), y_real) if needs_real else d_fake
         adv = loss.g(d_fake, ops.stop_gradient(d_real))
-        return adv, {"fake": d_fake.mean()}
+        return adv + aux_weight * cls, {"adv": adv, "class": cls, "fake": d_fake.mean()}
 
     return g_loss
 
@@ -186,6 +216,7 @@ def build_gan(
     pack: int = 1,
     augment: str = "",
     image_size: tuple[int, int] | None = None,
+    aux_weight: float = 0.0,
 ) -> GAN:
     """Wire a generator and a discriminator into players and a schedule.
 
@@ -195,23 +226,31 @@ def build_gan(
     ``pack = m > 1`` makes D judge m samples at once (PacGAN, Lin et al. 2018): its input has m
     times the channels (or features) of one sample. ``augment`` is a DiffAugment policy such
     as ``"color,translation,cutout"`` (Zhao et al. 2020), applied to everything D sees, with
-    ``image_size = (H, W)``.
+    ``image_size = (H, W)``. ``aux_weight > 0`` adds ACGAN's auxiliary classification loss
+    (Odena et al. 2017) for a conditional D that returns ``(logits, class_logits)``.
     """
     conditional = num_classes > 0
     if pack < 1 or batch_size % pack or (pack > 1 and conditional):
         raise ValueError(f"pack must be >= 1, divide batch_size {batch_size} and is for "
                          f"unconditional GANs; got pack={pack}")
-    g_apply, d_apply = _appliers(G, D, conditional, pack)
+    aux = aux_weight > 0
+    if aux and (not conditional or (penalty is not None and penalty.kind in ("r1", "r2")
+                                    and penalty.every == 1)):
+        raise ValueError("aux_weight > 0 (ACGAN) needs num_classes > 0 and no inline R1/R2 "
+                         "(use penalty_every > 1)")
+    g_apply, d_apply = _appliers(G, D, conditional, pack, aux)
+    classify = _classifier(D) if aux else None
     policy = parse_policy(augment)
     if policy and image_size is None:
         raise ValueError("augment needs image_size=(H, W) of the images")
     aug = _augmenter(policy)
     d_player = Player(
-        "D", D, _d_loss_fn(g_apply, d_apply, loss, penalty, aug), d_optimizer,
+        "D", D, _d_loss_fn(g_apply, d_apply, loss, penalty, aug, classify, aux_weight),
+        d_optimizer,
         transforms=d_transforms, post_update=d_post_update, accumulate=d_accumulate,
     )
     g_player = Player(
-        "G", G, _g_loss_fn(g_apply, d_apply, loss, aug), g_optimizer,
+        "G", G, _g_loss_fn(g_apply, d_apply, loss, aug, classify, aux_weight), g_optimizer,
         transforms=g_transforms, post_update=g_post_update, accumulate=g_accumulate,
     )
 

@@ -122,6 +122,7 @@ class Run:
             g_accumulate=c.optim.generator.accumulate,
             d_accumulate=c.optim.discriminator.accumulate,
             pack=c.gan.pack,
+            aux_weight=c.gan.aux_weight,
         )
 
     @property

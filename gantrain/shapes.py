@@ -21,7 +21,10 @@ def _call(net: nn.Cell, args: tuple, what: str) -> np.ndarray:
     was_training = net.training
     net.set_train(False)  # no BatchNorm statistics move during the check
     try:
-        return net(*args).asnumpy()
+        out = net(*args)
+        if isinstance(out, (tuple, list)):  # e.g. an ACGAN D: (logits, class logits)
+            out = out[0]
+        return out.asnumpy()
     except Exception as e:  # mindspore raises ValueError/TypeError/RuntimeError for shapes
         raise ConfigError(f"{what}: {_first_line(e)}") from None
     finally:

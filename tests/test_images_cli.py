@@ -64,3 +64,19 @@ def test_shape_mismatch_names_both_models(in_tmp, capsys):
     err = capsys.readouterr().err
     assert "models.dcgan:Generator makes samples of shape (1, 32, 32)" in err
     assert "(1, 28, 28)" in err
+
+
+def test_acgan_auxiliary_classifier_loss_is_logged(in_tmp):
+    args = ["train", "cgan_digits", "--name", "a", *TINY, "--set", "gan.aux_weight=1.0",
+            "--set", "discriminator.args.aux_classifier=true"]
+    assert main(args) == 0
+    rows = [json.loads(x) for x in (in_tmp / "runs" / "a" / "metrics.jsonl").read_text()
+            .splitlines() if "D/class" in x]
+    # cross-entropy over 10 classes for real + fake starts near 2 * ln(10)
+    assert rows and 2.0 < rows[0]["D/class"] < 7.0 and rows[0]["G/class"] > 0.5
+
+
+def test_acgan_needs_a_classifying_discriminator(in_tmp, capsys):
+    args = ["train", "dcgan_digits", "--name", "a", *TINY, "--set", "gan.aux_weight=1.0"]
+    assert main(args) == 2
+    assert "aux_weight > 0 (ACGAN) needs num_classes > 0" in capsys.readouterr().err
