@@ -103,6 +103,7 @@ class GuardConfig:
     d_loss_floor: float = 0.01  # warn when D's loss stays below this ...
     d_patience: int = 5  # ... for this many logging checks
     grad_norm_limit: float = 1000.0  # warn when a gradient norm exceeds this
+    diversity_after: int = 500  # no diversity warning before this iteration (G starts constant)
 
 
 @dataclass

@@ -145,7 +145,8 @@ class Run:
         from .plot import scatter_png
 
         samples = self.generate(self.eval_z, self.eval_y)
-        self.watchdog.check_diversity(loop, samples, self.real_reference(len(samples)))
+        if loop.iteration >= self.config.guard.diversity_after:
+            self.watchdog.check_diversity(loop, samples, self.real_reference(len(samples)))
         record: dict[str, Any] = {"iteration": loop.iteration, "kind": "eval"}
         if self.is_image:
             cols = self.gan.num_classes or None
