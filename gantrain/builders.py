@@ -25,9 +25,9 @@ def schedule_from_config(c: OptimConfig, total: int, where: str) -> LRSchedule |
     raise ConfigError(f"{where}.lr_schedule: {c.lr_schedule!r} is not one of {SCHEDULES}")
 
 
-def optimizer_from_config(c: OptimConfig, where: str, total_updates: int = 0) -> Optimizer:
-    """Build the optimizer spec of one player; ``total_updates`` sizes decaying schedules."""
-    schedule = schedule_from_config(c, max(total_updates, c.decay_start + 1), where)
+def optimizer_from_config(c: OptimConfig, where: str) -> Optimizer:
+    """Build the optimizer spec of one player (``decay_steps`` must be resolved)."""
+    schedule = schedule_from_config(c, max(c.decay_steps, c.decay_start + 1), where)
     try:
         if c.name == "adam":
             if len(c.betas) != 2:

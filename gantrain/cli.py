@@ -62,7 +62,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             config, args.runs_dir)
         check_run_dir_free(run_dir, overwrite=args.overwrite)
         run = Run(config, run_dir)  # validates everything before anything is written
-        prepare_run_dir(run_dir, config, overwrite=args.overwrite)
+        prepare_run_dir(run_dir, run.config, overwrite=args.overwrite)
         print(f"run folder: {run_dir}", file=sys.stderr)
     loop = run.train()
     print(f"stopped after {loop.iteration} iterations ({loop.stop_reason}), "

@@ -51,6 +51,7 @@ class OptimConfig:
     momentum: float = 0.0
     lr_schedule: str = "constant"  # constant | linear_decay | cosine
     decay_start: int = 0  # linear_decay: updates before the decay begins
+    decay_steps: int = 0  # updates over which the schedule runs; 0: set from train.steps
     clip_norm: Union[float, None] = None
     clip_value: Union[float, None] = None
     grad_noise: Union[float, None] = None  # eta of GaussianNoise

@@ -4,7 +4,9 @@ Generators sampled from an EMA of their weights give visibly better images (Karr
 "Progressive Growing of GANs", Sec. 4; Yazici et al. 2019, "The Unusual Effectiveness of Averaging
 in GAN Training"). The averages live in Parameters named ``ema.<parameter name>`` and are updated
 with ``ops.assign`` right after each optimizer update (shared notes item 18: ~1.5 ms for 0.8M
-parameters). Buffers such as BatchNorm statistics are not averaged; the live ones are used.
+parameters). Pass a net's buffers (BatchNorm running statistics) as ``buffers`` to average them
+too: a BatchNorm generator sampled with averaged weights but the live statistics mixes two
+different networks and gives visibly blurrier images.
 """
 
 from __future__ import annotations
@@ -25,15 +27,19 @@ class EMA(PostUpdate):
     update ``n`` (the warm-up of TensorFlow's ExponentialMovingAverage), so early averages are
     not dominated by the random initialization."""
 
-    def __init__(self, decay: float = 0.999, warmup: bool = True) -> None:
+    def __init__(self, decay: float = 0.999, warmup: bool = True,
+                 buffers: Sequence[Parameter] = ()) -> None:
         super().__init__()
         if not 0.0 < decay < 1.0:
             raise ValueError(f"EMA decay must be in (0, 1), got {decay}")
         self.decay, self.warmup = float(decay), bool(warmup)
+        self.buffers = list(buffers)
 
     def init(self, params: Sequence[Parameter], prefix: str) -> None:
-        self.params = ParameterTuple(params)
-        self.averages = ParameterTuple(params).clone(prefix=PREFIX, init="same")
+        known = {id(p) for p in params}
+        self.params = ParameterTuple(
+            list(params) + [b for b in self.buffers if id(b) not in known])
+        self.averages = self.params.clone(prefix=PREFIX, init="same")
         for a in self.averages:
             a.requires_grad = False
         self.count = Parameter(Tensor(0, mstype.int64), name=f"{PREFIX}.{prefix}.count",
@@ -47,7 +53,7 @@ class EMA(PostUpdate):
         d = self.decay
         if self.warmup:
             d = ops.minimum(d, (1.0 + n) / (10.0 + n))
-        for avg, p in zip(self.averages, params):
+        for avg, p in zip(self.averages, self.params):
             new = avg * d + ops.depend(p, token) * (1.0 - d)
             token = ops.depend(token, ops.assign(avg, new))
         token = ops.depend(token, ops.assign_add(self.count, Tensor(1, mstype.int64)))

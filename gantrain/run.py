@@ -5,6 +5,7 @@ This is the glue between the strict config and the engine; the loop itself stays
 
 from __future__ import annotations
 
+import copy
 import shutil
 import time
 from pathlib import Path
@@ -53,11 +54,27 @@ def prepare_run_dir(run_dir: Path, config: Config, overwrite: bool = False) -> N
     (run_dir / CONFIG_FILE).write_text(dumps_toml(to_dict(config)))
 
 
+def resolve_schedules(config: Config) -> Config:
+    """Fix each decaying learning-rate schedule's length from ``train.steps`` (D updates n_critic
+    times per iteration, plus its lazy regularizer steps), so the resolved config records it and
+    a resume that extends ``train.steps`` keeps the schedule the run started with."""
+    config = copy.deepcopy(config)
+    steps, gan = config.train.steps, config.gan
+    lazy = -(-steps // gan.penalty_every) if gan.penalty in ("r1", "r2") and \
+        gan.penalty_every > 1 else 0  # the lazy regularizer phase updates D too
+    updates = {"generator": steps, "discriminator": steps * gan.n_critic + lazy}
+    for name, total in updates.items():
+        oc = getattr(config.optim, name)
+        if oc.lr_schedule != "constant" and oc.decay_steps == 0:
+            oc.decay_steps = total
+    return config
+
+
 class Run:
     """Everything one training run needs, built from ``config`` and writing to ``run_dir``."""
 
     def __init__(self, config: Config, run_dir: str | Path) -> None:
-        self.config, self.dir = config, Path(run_dir)
+        self.config, self.dir = resolve_schedules(config), Path(run_dir)
         runtime.setup(config.device, config.seed)
         self.data: DataBundle = build_data(
             config.data.dataset, config.data.args, config.data.batch_size, config.seed
@@ -103,15 +120,14 @@ class Run:
                      g_name=c.generator.model, d_name=c.discriminator.model)
         g_post = []
         if c.gan.ema_decay is not None:
-            self.ema = EMA(c.gan.ema_decay)
+            buffers = [p for p in G.get_parameters() if not p.requires_grad]
+            self.ema = EMA(c.gan.ema_decay, buffers=buffers)
             g_post.append(self.ema)
         shape = self.data.sample_shape
         return build_gan(
             G, D, z_dim=c.gan.z_dim, batch_size=c.data.batch_size, loss=get_loss(c.gan.loss),
-            g_optimizer=optimizer_from_config(
-                c.optim.generator, "optim.generator", c.train.steps),
-            d_optimizer=optimizer_from_config(
-                c.optim.discriminator, "optim.discriminator", c.train.steps * c.gan.n_critic),
+            g_optimizer=optimizer_from_config(c.optim.generator, "optim.generator"),
+            d_optimizer=optimizer_from_config(c.optim.discriminator, "optim.discriminator"),
             n_critic=c.gan.n_critic, penalty=penalty, num_classes=num_classes,
             g_transforms=transforms_from_config(c.optim.generator, c.seed),
             d_transforms=transforms_from_config(c.optim.discriminator, c.seed + 1),
@@ -222,7 +238,7 @@ def load_sampler(path: str | Path, ema: bool = True) -> tuple[Sampler, Config]:
     prefix_parameters({"G": G}, "G")  # the names the G player gave them when training
     file = ckpt / "G.ckpt"
     checkpoint.load_parameters(G.get_parameters(), file, strict=False)
-    if ema and config.gan.ema_decay is not None:
-        checkpoint.load_parameters(G.trainable_params(), file, strict=False,
+    if ema and config.gan.ema_decay is not None:  # averaged weights and BatchNorm statistics
+        checkpoint.load_parameters(list(G.get_parameters()), file, strict=False,
                                    source_prefix=f"{EMA_PREFIX}.")
     return Sampler(G, config.gan.num_classes > 0), config

@@ -27,7 +27,7 @@ def bench(preset: str, seed: int, overrides: list[str]) -> dict:
     run_dir = f"runs/bench2d-{preset}-s{seed}"
     start = time.perf_counter()
     run = Run(config, run_dir)
-    prepare_run_dir(run.dir, config, overwrite=True)
+    prepare_run_dir(run.dir, run.config, overwrite=True)
     loop = run.train()
     wall = time.perf_counter() - start
     report = run.last_report

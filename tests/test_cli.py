@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from gantrain import checkpoint
 from gantrain.cli import main
 
 TINY = ["--set", "train.steps=40", "--set", "train.log_every=10", "--set",
@@ -41,6 +42,10 @@ def test_resume_continues_and_refuses_structural_changes(in_tmp, capsys):
     run = str(in_tmp / "runs" / "r")
     assert main(["train", "--resume", run, "--set", "train.steps=60"]) == 0
     assert (in_tmp / "runs" / "r" / "checkpoints" / "latest").read_text() == "step_00000060"
+    # the LR decay keeps the length it was resolved to when the run started
+    state = checkpoint.read_state(checkpoint.resolve(run))
+    assert state["config"]["optim"]["generator"]["decay_steps"] == 40
+    assert state["config"]["train"]["steps"] == 60
     capsys.readouterr()
     assert main(["train", "--resume", run, "--set", "optim.generator.lr=0.5"]) == 2
     assert "optim.generator.lr" in capsys.readouterr().err
@@ -62,7 +67,7 @@ def test_existing_run_dir_is_refused_and_kept(in_tmp, capsys):
         (["--set", "generator.model=models.mlp:Nope"], "has no attribute 'Nope'"),
         (["--set", "generator.model=no_such_module:G"], "cannot import module 'no_such_module'"),
         (["--set", "generator.args.widht=3"], "unexpected keyword argument 'widht'"),
-        (["--set", "gan.z_dim=5"], "noise of shape (8, 5)"),
+        (["--set", "gan.z_dim=5"], "noise of shape (4, 5)"),
         (["--set", "discriminator.args.in_dim=3"], "cannot take input of shape"),
         (["--set", "data.dataset=imagenet"], "unknown dataset 'imagenet'"),
         (["--set", "optim.discriminator.name=adamw"], "optim.discriminator.name"),

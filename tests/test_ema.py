@@ -56,3 +56,24 @@ def test_ema_state_is_checkpointed_with_the_player():
 def test_bad_decay():
     with pytest.raises(ValueError, match="decay"):
         EMA(1.0)
+
+
+def test_buffers_are_averaged_too():
+    net = nn.SequentialCell(nn.Dense(3, 4), nn.BatchNorm1d(4))
+
+    def loss(x):
+        return ops.square(net(x) - 1.0).mean(), {}
+
+    buffers = [p for p in net.get_parameters() if not p.requires_grad]
+    ema = EMA(0.5, warmup=False, buffers=buffers)
+    player = Player("G", net, loss, SGD(0.1), post_update=[ema])
+    assert {f"ema.{b.name}" for b in buffers} <= {p.name for p in ema.state()}
+    mean = buffers[0]
+    avg = mean.asnumpy().astype(np.float64)
+    x = Tensor(np.random.default_rng(1).standard_normal((8, 3)).astype(np.float32) + 2.0)
+    for _ in range(3):
+        player.step(x)
+        avg = 0.5 * avg + 0.5 * mean.asnumpy()
+    stored = {p.name: p for p in ema.state()}[f"ema.{mean.name}"]
+    np.testing.assert_allclose(stored.asnumpy(), avg, rtol=1e-5)
+    assert np.abs(avg).max() > 0.01  # the running mean moved, so the test means something

@@ -58,8 +58,8 @@ def test_interrupted_and_resumed_equals_uninterrupted(case, tmp_path):
     straight, straight_trace = make(case, tmp_path / "a", steps=12)
     straight.train()
 
-    first, first_trace = make(case, tmp_path / "b", steps=7)
-    first.train()  # saves a checkpoint at the end (iteration 7)
+    first, first_trace = make(case, tmp_path / "b", steps=12)
+    first.loop.run(7)  # interrupted at 7; the end hooks save a checkpoint
     resumed, resumed_trace = make(case, tmp_path / "b", steps=12)
     assert resumed.restore(tmp_path / "b") == 7
     resumed.train()
