@@ -40,7 +40,29 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--no-ema", dest="ema", action="store_false",
                    help="use the raw generator weights instead of their EMA")
 
+    e = sub.add_parser("eval", help="score a trained run (also: eval train-classifier)")
+    e.add_argument("run", help="run folder or checkpoint folder")
+    e.add_argument("--classifier", help="trained classifier folder (from eval train-classifier)")
+    e.add_argument("--n", type=int, default=10000, help="generated samples (default: 10000)")
+    e.add_argument("--metrics", default="fd,kid,prdc,classes",
+                   help="comma-separated: fd, kid, prdc, classes (default: all)")
+    e.add_argument("--no-ema", dest="ema", action="store_false", help="raw generator weights")
+    e.add_argument("--seed", type=int, default=0)
+
     sub.add_parser("presets", help="list the configs shipped with gantrain")
+    return p
+
+
+def _classifier_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gantrain eval train-classifier",
+                                description="train the LeNet feature extractor for metrics")
+    p.add_argument("--data", default="digits",
+                   help="digits | mnist | fashion_mnist | cifar10 (default: digits)")
+    p.add_argument("--root", help="dataset folder (all but digits)")
+    p.add_argument("--out", help="output folder (default: classifiers/<data>)")
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--n", type=int, default=10000, help="embedded digits to train on")
+    p.add_argument("--seed", type=int, default=0)
     return p
 
 
@@ -52,10 +74,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.resume:
         run_dir = Path(args.resume)
         config = load_config(str(run_dir / CONFIG_FILE), args.overrides)
-        check_resumable(run_dir, config)
+        changed = check_resumable(run_dir, config)
         run = Run(config, run_dir)
         start = run.restore(run_dir)
-        print(f"resuming {run_dir} at iteration {start}", file=sys.stderr)
+        run.writer.write({"iteration": start, "kind": "resume", "changed": changed})
+        print(f"resuming {run_dir} at iteration {start}"
+              + (f" (changed: {', '.join(changed)})" if changed else ""), file=sys.stderr)
     else:
         config = load_config(args.config, args.overrides)
         run_dir = Path(args.runs_dir) / args.name if args.name else default_run_dir(
@@ -109,6 +133,29 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+
+    from .evaluation import evaluate_run
+
+    metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
+    report = evaluate_run(args.run, args.classifier, args.n, metrics, args.ema, args.seed)
+    print(report.pop("table"))
+    print(f"wrote {report['path']}")
+    return 0
+
+
+def cmd_train_classifier(argv: list[str]) -> int:
+    from .evaluation import classifier_data, train_classifier
+
+    args = _classifier_parser().parse_args(argv)
+    train, test = classifier_data(args.data, args.root, args.n, args.seed)
+    out = args.out or f"classifiers/{args.data}"
+    result = train_classifier(train, test, out, epochs=args.epochs, seed=args.seed)
+    print(f"test accuracy {100 * result.accuracy:.2f}% on {len(test)} {test.name} images; "
+          f"saved to {result.path}")
+    return 0
+
+
 def cmd_presets(args: argparse.Namespace) -> int:
     from .config import presets
 
@@ -117,13 +164,20 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:2] == ["eval", "train-classifier"]:
+        args = argparse.Namespace(command="eval train-classifier", rest=argv[2:])
+    else:
+        args = _parser().parse_args(argv)
     from .checkpoint import CheckpointError
     from .config import ConfigError
     from .guard import DivergenceError
 
-    commands = {"train": cmd_train, "sample": cmd_sample, "presets": cmd_presets}
+    commands = {"train": cmd_train, "sample": cmd_sample, "presets": cmd_presets,
+                "eval": cmd_eval}
     try:
+        if args.command == "eval train-classifier":
+            return cmd_train_classifier(args.rest)
         return commands[args.command](args)
     except (ConfigError, CheckpointError, ValueError, FileNotFoundError) as e:
         print(f"gantrain {args.command}: error: {e}", file=sys.stderr)

@@ -27,9 +27,9 @@ def config_differences(old: dict, new: dict) -> list[str]:
     return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
 
 
-def check_resumable(run_dir: Path, config: Config) -> None:
+def check_resumable(run_dir: Path, config: Config) -> list[str]:
     """Refuse a resume whose config changes anything structural (model, data, losses,
-    optimizers); changes to ``[train]`` (steps, logging intervals) are allowed."""
+    optimizers); changes to ``[train]`` (steps, logging intervals) are allowed and returned."""
     ckpt = checkpoint.resolve(run_dir)
     saved = checkpoint.read_state(ckpt)["config"]
     changed = config_differences(saved, to_dict(config))
@@ -39,3 +39,4 @@ def check_resumable(run_dir: Path, config: Config) -> None:
             f"cannot resume {run_dir}: the config changes {', '.join(structural)} since the "
             "checkpoint; only [train] settings may change on resume"
         )
+    return changed

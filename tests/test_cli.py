@@ -46,6 +46,9 @@ def test_resume_continues_and_refuses_structural_changes(in_tmp, capsys):
     state = checkpoint.read_state(checkpoint.resolve(run))
     assert state["config"]["optim"]["generator"]["decay_steps"] == 40
     assert state["config"]["train"]["steps"] == 60
+    resumes = [json.loads(x) for x in (in_tmp / "runs" / "r" / "metrics.jsonl").read_text()
+               .splitlines() if '"resume"' in x]
+    assert resumes == [{"iteration": 40, "kind": "resume", "changed": ["train.steps"]}]
     capsys.readouterr()
     assert main(["train", "--resume", run, "--set", "optim.generator.lr=0.5"]) == 2
     assert "optim.generator.lr" in capsys.readouterr().err
@@ -70,6 +73,7 @@ def test_existing_run_dir_is_refused_and_kept(in_tmp, capsys):
         (["--set", "gan.z_dim=5"], "noise of shape (4, 5)"),
         (["--set", "discriminator.args.in_dim=3"], "cannot take input of shape"),
         (["--set", "data.dataset=imagenet"], "unknown dataset 'imagenet'"),
+        (["--set", "generator.model=gantrain.config:TrainConfig"], "not an nn.Cell"),
         (["--set", "optim.discriminator.name=adamw"], "optim.discriminator.name"),
     ],
 )

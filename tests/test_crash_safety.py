@@ -4,6 +4,7 @@ writing a checkpoint, always leaves ``latest`` on a complete checkpoint, and the
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,12 +18,12 @@ from gantrain.cli import main
 TRIALS = 4
 
 
-def start_training(cwd) -> subprocess.Popen:
+def start_training(cwd, stdout=subprocess.DEVNULL, checkpoint_every: int = 1) -> subprocess.Popen:
     args = [sys.executable, "-m", "gantrain.cli", "train", "gan_2d_ring", "--name", "k",
-            "--set", "train.steps=100000", "--set", "train.checkpoint_every=1",
+            "--set", "train.steps=100000", "--set", f"train.checkpoint_every={checkpoint_every}",
             "--set", "train.keep_checkpoints=2", "--set", "train.progress=false",
-            "--set", "train.sample_every=100000"]
-    return subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            "--set", "train.sample_every=100000", "--set", "train.log_every=1"]
+    return subprocess.Popen(args, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE)
 
 
 def latest_iteration(run_dir) -> int:
@@ -76,3 +77,21 @@ def test_sigkill_at_random_points_leaves_a_valid_latest(in_tmp):
     assert list((run_dir / "checkpoints").glob(".*.tmp")) == []  # leftovers cleaned up
     assert mid_write >= 1
     print(f"{TRIALS} kills, {mid_write} while a checkpoint was being written")
+
+
+def test_sigterm_finishes_the_iteration_saves_and_exits_cleanly(in_tmp):
+    run_dir = in_tmp / "runs" / "k"
+    proc = start_training(in_tmp, stdout=subprocess.PIPE, checkpoint_every=100000)
+    log = run_dir / "metrics.jsonl"
+    deadline = time.time() + 120
+    while not (log.exists() and len(log.read_text().splitlines()) >= 3):
+        assert proc.poll() is None and time.time() < deadline
+        time.sleep(0.05)
+    assert not (run_dir / "checkpoints").exists()  # only the stop will write one
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    stopped = re.search(r"stopped after (\d+) iterations \(SIGTERM\)", out.decode())
+    assert stopped, out.decode()[-500:]
+    state = checkpoint.read_state(checkpoint.resolve(run_dir))
+    assert state["loop"]["iteration"] == int(stopped.group(1))  # saved where it stopped
