@@ -208,10 +208,15 @@ def _format(report: dict[str, Any]) -> str:
             lines.append(f"{key:<12}{gen[key]:>12.4f}{base[key]:>14.4f}")
     if "classes" in gen:
         g, b = gen["classes"], base["classes"]
-        for key in ("covered", "kl", "inception_score"):
+        for key in ("classes_covered", "kl", "inception_score"):
             if key in g:
                 lines.append(f"{'cls ' + key:<12}{g[key]:>12.4f}{b[key]:>14.4f}")
     return "\n".join(lines)
+
+
+def _plain(obj: Any) -> Any:
+    """numpy values in reports -> JSON."""
+    return obj.tolist() if isinstance(obj, (np.ndarray, np.generic)) else str(obj)
 
 
 def evaluate_run(path: str | Path, classifier: str | Path | None, n: int = 10000,
@@ -246,6 +251,6 @@ def evaluate_run(path: str | Path, classifier: str | Path | None, n: int = 10000
     ckpt = checkpoint.resolve(path)
     report.update({"checkpoint": str(ckpt), "ema": ema})
     out = Path(path) / "eval.json" if (Path(path) / "checkpoints").is_dir() else ckpt / "eval.json"
-    out.write_text(json.dumps(report, indent=1, default=float))
+    out.write_text(json.dumps(report, indent=1, default=_plain))
     report["path"], report["table"] = str(out), table
     return report

@@ -73,7 +73,8 @@ def test_existing_run_dir_is_refused_and_kept(in_tmp, capsys):
         (["--set", "gan.z_dim=5"], "noise of shape (4, 5)"),
         (["--set", "discriminator.args.in_dim=3"], "cannot take input of shape"),
         (["--set", "data.dataset=imagenet"], "unknown dataset 'imagenet'"),
-        (["--set", "generator.model=gantrain.config:TrainConfig"], "not an nn.Cell"),
+        (["--set", "generator.model=gantrain.config:TrainConfig", "--set", "generator.args={}"],
+         "not an nn.Cell"),
         (["--set", "optim.discriminator.name=adamw"], "optim.discriminator.name"),
     ],
 )

@@ -1,5 +1,15 @@
-"""Metrics: numbers to compare runs and detect mode collapse."""
+"""Metrics: numbers to compare runs and detect mode collapse. All take arrays (features,
+samples or class probabilities), so any feature extractor can be plugged in."""
 
+from .classes import class_report, inception_score
+from .frechet import frechet_distance, gaussian_stats
+from .kid import kernel_inception_distance
 from .mixture import MixtureReport, mixture_report
+from .prdc import density_coverage, prdc, precision_recall
+from .stacked import stack_digits, stacked_mnist_report
 
-__all__ = ["MixtureReport", "mixture_report"]
+__all__ = [
+    "MixtureReport", "class_report", "density_coverage", "frechet_distance", "gaussian_stats",
+    "inception_score", "kernel_inception_distance", "mixture_report", "prdc",
+    "precision_recall", "stack_digits", "stacked_mnist_report",
+]

@@ -18,19 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _check_features(name: str, feats: np.ndarray, min_rows: int = 2) -> np.ndarray:
-    """Return ``feats`` as a finite float64 (N, D) array with N >= ``min_rows``."""
-    x = np.asarray(feats, dtype=np.float64)
-    if x.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D (N, D) feature array, got shape {x.shape}")
-    if x.shape[0] < min_rows or x.shape[1] < 1:
-        raise ValueError(
-            f"{name} must have at least {min_rows} rows and 1 column, got shape {x.shape}"
-        )
-    if not np.isfinite(x).all():
-        raise ValueError(f"{name} (shape {x.shape}) contains NaN or inf")
-    return x
+from .checks import as_features
 
 
 def _check_stats(name: str, mu: np.ndarray, sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -53,7 +41,7 @@ def gaussian_stats(feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     These are the sufficient statistics for :func:`frechet_from_stats`; cache the real-data pair
     once and reuse it for every evaluation of a generator.
     """
-    x = _check_features("feats", feats)
+    x = as_features("feats", feats)
     return x.mean(axis=0), np.cov(x, rowvar=False, ddof=1).reshape(x.shape[1], x.shape[1])
 
 
@@ -96,8 +84,8 @@ def frechet_distance(feats_a: np.ndarray, feats_b: np.ndarray) -> float:
     With Inception-v3 pool features this is FID (Heusel et al. 2017). Note the estimator is
     biased upwards for finite N (Binkowski et al. 2018), so compare runs at equal sample counts.
     """
-    a = _check_features("feats_a", feats_a)
-    b = _check_features("feats_b", feats_b)
+    a = as_features("feats_a", feats_a)
+    b = as_features("feats_b", feats_b)
     if a.shape[1] != b.shape[1]:
         raise ValueError(
             f"feats_a and feats_b must have the same feature dimension D, got shapes "

@@ -13,17 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _check_features(name: str, feats: np.ndarray) -> np.ndarray:
-    """Return ``feats`` as a finite float64 (N, D) array with N >= 2."""
-    x = np.asarray(feats, dtype=np.float64)
-    if x.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D (N, D) feature array, got shape {x.shape}")
-    if x.shape[0] < 2 or x.shape[1] < 1:
-        raise ValueError(f"{name} must have at least 2 rows and 1 column, got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise ValueError(f"{name} (shape {x.shape}) contains NaN or inf")
-    return x
+from .checks import as_features
 
 
 def polynomial_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -71,8 +61,8 @@ def kernel_inception_distance(
     al.'s code; it measures the spread of a single-subset estimate, not the error of the mean.
     Values are often reported x1000.
     """
-    a = _check_features("feats_a", feats_a)
-    b = _check_features("feats_b", feats_b)
+    a = as_features("feats_a", feats_a, 2)
+    b = as_features("feats_b", feats_b, 2)
     if a.shape[1] != b.shape[1]:
         raise ValueError(
             f"feats_a and feats_b must have the same feature dimension D, got shapes "

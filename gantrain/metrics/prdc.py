@@ -29,19 +29,13 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from .checks import as_features
+
 DEFAULT_CHUNK = 1024
 
 
 def _check_inputs(real: np.ndarray, fake: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    out = []
-    for name, feats in (("real", real), ("fake", fake)):
-        x = np.asarray(feats, dtype=np.float64)
-        if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
-            raise ValueError(f"{name} must be a non-empty 2-D (N, D) feature array, "
-                             f"got shape {x.shape}")
-        if not np.isfinite(x).all():
-            raise ValueError(f"{name} (shape {x.shape}) contains NaN or inf")
-        out.append(x)
+    out = [as_features("real", real, 1), as_features("fake", fake, 1)]
     if out[0].shape[1] != out[1].shape[1]:
         raise ValueError(f"real and fake must have the same feature dimension D, got shapes "
                          f"{out[0].shape} and {out[1].shape}")
