@@ -60,3 +60,29 @@ def test_wrong_dataset_argument_is_named(tmp_path):
     config = load_config("dcgan_digits", ["data.args.count=5"])
     with pytest.raises(ConfigError, match="count"):
         Run(config, tmp_path / "run")
+
+
+def test_presets_ship_as_package_data(tmp_path):
+    """A wheel (what a plain `pip install .` installs) carries every preset and the models."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    pytest.importorskip("setuptools")
+    root = Path(__file__).resolve().parents[1]
+    src = tmp_path / "src"  # build from a copy: setuptools writes build/ next to the sources
+    shutil.copytree(root, src, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", "runs", "build", "*.egg-info", "__pycache__", ".*_cache"))
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(tmp_path), str(src)], capture_output=True, text=True, timeout=300)
+    if build.returncode != 0 and "No module named" in build.stderr:
+        pytest.skip(f"cannot build a wheel here: {build.stderr[-200:]}")
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = tmp_path.glob("gantrain-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for preset in presets():
+        assert f"gantrain/configs/{preset}.toml" in names
+    assert {"models/dcgan.py", "models/mlp.py", "gantrain/cli.py"} <= names
