@@ -144,7 +144,9 @@ def _stop_on_signals(loop: Loop):
             raise KeyboardInterrupt  # a second Ctrl-C stops at once
         loop.request_stop(signal.Signals(signum).name)
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    # A signal the parent set to be ignored (nohup, background jobs) stays ignored.
+    watched = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) != signal.SIG_IGN]
+    previous = {s: signal.signal(s, handler) for s in watched}
     try:
         yield
     finally:

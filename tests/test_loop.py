@@ -73,7 +73,15 @@ def test_periodic_runs_at_end_only_if_not_just_run():
     assert seen == [5, 10, 12]
 
 
-def test_sigint_finishes_the_iteration_then_stops_and_runs_end_hooks():
+@pytest.fixture
+def default_sigint():
+    """Background jobs start with SIGINT ignored; these tests need the usual handler."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_sigint_finishes_the_iteration_then_stops_and_runs_end_hooks(default_sigint):
     class Interrupt(Hook):
         def after_iteration(self, loop):
             if loop.iteration == 4:
@@ -128,3 +136,17 @@ def test_loader_shuffles_per_epoch_and_drops_the_tail():
     assert loader.epoch == 1
     with pytest.raises(ValueError, match="larger than dataset"):
         ArrayLoader(data, 11)
+
+
+def test_an_ignored_signal_stays_ignored(default_sigint):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    class Interrupt(Hook):
+        def after_iteration(self, loop):
+            if loop.iteration == 2:
+                os.kill(os.getpid(), signal.SIGINT)
+
+    loop, _ = make_loop([Interrupt()])
+    loop.run(5)
+    assert loop.iteration == 5 and loop.stop_reason == "steps"
+    assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
