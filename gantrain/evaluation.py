@@ -36,8 +36,8 @@ class FeatureExtractor:
     """``extractor(images) -> (features (N, F), probabilities (N, C))`` through one eval-mode
     compiled graph, in fixed-size chunks so it compiles once."""
 
-    def __init__(self, net: nn.Cell, chunk: int = 500) -> None:
-        self.net, self.chunk = net, chunk
+    def __init__(self, net: nn.Cell, channels: int, chunk: int = 500) -> None:
+        self.net, self.channels, self.chunk = net, channels, chunk
         net.set_train(False)
 
         @ms.jit
@@ -98,7 +98,7 @@ def train_classifier(train: ArrayDataset, test: ArrayDataset, out: str | Path,
     loader = ArrayLoader(train, batch_size, seed)
     steps = epochs * (len(train) // batch_size)
     Loop(Schedule([Phase(player, inputs)]), loader, seed, progress=progress).run(steps)
-    extractor = FeatureExtractor(net)
+    extractor = FeatureExtractor(net, args["channels"])
     _, probs = extractor(test.x)
     accuracy = float((probs.argmax(1) == test.y).mean())
     out = Path(out)
@@ -123,10 +123,10 @@ def load_classifier(path: str | Path) -> tuple[FeatureExtractor, dict[str, Any]]
     net = build_cell(meta["model"], meta["args"], "classifier")
     prefix_parameters({"C": net}, "C")
     checkpoint.load_parameters(list(net.get_parameters()), path / WEIGHTS, strict=False)
-    return FeatureExtractor(net), meta
+    return FeatureExtractor(net, meta["args"]["channels"]), meta
 
 
-METRICS = ("fd", "kid", "prdc", "classes")
+METRICS = ("fd", "kid", "prdc", "classes", "stacked")
 
 
 def quality_report(real_feats: np.ndarray, fake_feats: np.ndarray, fake_probs: np.ndarray,
@@ -150,16 +150,41 @@ def quality_report(real_feats: np.ndarray, fake_feats: np.ndarray, fake_probs: n
     return out
 
 
+def stacked_report(images: np.ndarray, extractor: FeatureExtractor) -> dict[str, Any]:
+    """Stacked MNIST modes: each channel of (N, 3, H, W) images classified as a digit."""
+    from .metrics.stacked import stacked_mnist_report
+
+    digits = [extractor(images[:, c : c + 1])[1].argmax(1) for c in range(3)]
+    report = stacked_mnist_report(np.stack(digits, axis=1))
+    report.pop("histogram", None)
+    return report
+
+
 def evaluate_samples(fake: np.ndarray, real: ArrayDataset, extractor: FeatureExtractor,
-                     metrics: tuple[str, ...] = METRICS, seed: int = 0) -> dict[str, Any]:
+                     metrics: tuple[str, ...] = METRICS[:4], seed: int = 0) -> dict[str, Any]:
     """Metrics of generated images against real ones, beside the real-vs-real baseline.
 
     The baseline compares two disjoint halves of the real data, each as large as the smaller
     of ``len(fake)`` and half the dataset, so a reader can tell what a perfect generator scores.
+    ``stacked`` classifies each channel of 3-channel Stacked MNIST images with a digit
+    classifier and counts the 1000 modes.
     """
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
         raise ConfigError(f"unknown metrics {unknown}; choose from {', '.join(METRICS)}")
+    needed = 1 if "stacked" in metrics else fake.shape[1]
+    if extractor.channels != needed or ("stacked" in metrics and fake.shape[1] != 3):
+        raise ConfigError(
+            f"the classifier takes {extractor.channels}-channel images; these metrics need "
+            f"{needed} for {fake.shape[1]}-channel samples (the stacked metric needs 3-channel "
+            "samples and a digit classifier)")
+    report: dict[str, Any] = {"samples": len(fake), "generated": {}, "real_vs_real": {}}
+    if "stacked" in metrics:
+        report["generated"]["stacked"] = stacked_report(fake, extractor)
+        report["real_vs_real"]["stacked"] = stacked_report(real.x[: len(fake)], extractor)
+    feature_metrics = tuple(m for m in metrics if m != "stacked")
+    if not feature_metrics:
+        return report
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(real))
     half = min(len(fake), len(real) // 2)
@@ -170,11 +195,12 @@ def evaluate_samples(fake: np.ndarray, real: ArrayDataset, extractor: FeatureExt
     freq = None
     if real.y is not None and real.num_classes:
         freq = np.bincount(real.y, minlength=real.num_classes) / len(real.y)
-    return {
-        "samples": len(fake), "real_samples": int(half),
-        "generated": quality_report(real_a, fake_feats, fake_probs, metrics, freq),
-        "real_vs_real": quality_report(real_a, real_b, probs_b, metrics, freq),
-    }
+    report["real_samples"] = int(half)
+    report["generated"].update(
+        quality_report(real_a, fake_feats, fake_probs, feature_metrics, freq))
+    report["real_vs_real"].update(
+        quality_report(real_a, real_b, probs_b, feature_metrics, freq))
+    return report
 
 
 def classifier_data(name: str, root: str | None, n: int = 10000,
@@ -206,6 +232,10 @@ def _format(report: dict[str, Any]) -> str:
     for key in ("fd", "kid", "precision", "recall", "density", "coverage"):
         if key in gen:
             lines.append(f"{key:<12}{gen[key]:>12.4f}{base[key]:>14.4f}")
+    if "stacked" in gen:
+        for key in ("modes", "kl"):
+            lines.append(f"{'stacked ' + key:<16}{gen['stacked'][key]:>8.3f}"
+                         f"{base['stacked'][key]:>14.3f}")
     if "classes" in gen:
         g, b = gen["classes"], base["classes"]
         for key in ("classes_covered", "kl", "inception_score"):
@@ -220,7 +250,7 @@ def _plain(obj: Any) -> Any:
 
 
 def evaluate_run(path: str | Path, classifier: str | Path | None, n: int = 10000,
-                 metrics: tuple[str, ...] = METRICS, ema: bool = True,
+                 metrics: tuple[str, ...] = METRICS[:4], ema: bool = True,
                  seed: int = 0) -> dict[str, Any]:
     """Score a run's generator; writes ``eval.json`` next to the checkpoints and returns the
     report (with a printable ``table``)."""

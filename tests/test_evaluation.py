@@ -78,3 +78,20 @@ def test_train_classifier_cli(in_tmp, capsys):
     assert (in_tmp / "clf" / "classifier.json").is_file()
     assert main(["eval", "train-classifier", "--data", "mnist"]) == 2
     assert "--root" in capsys.readouterr().err
+
+
+def test_stacked_mnist_modes(in_tmp, classifier, capsys):
+    args = ["train", "stacked_mnist_dcgan", "--name", "s", "--set", "data.args.n=256",
+            "--set", "data.args.digits=300", "--set", "data.batch_size=16",
+            "--set", "generator.args.width=8", "--set", "discriminator.args.width=8",
+            "--set", "train.steps=3", "--set", "train.progress=false", "--set", "train.grid=4"]
+    assert main(args) == 0
+    assert main(["eval", "runs/s", "--classifier", str(classifier), "--n", "200",
+                 "--metrics", "stacked"]) == 0
+    report = json.loads((in_tmp / "runs" / "s" / "eval.json").read_text())
+    gen, real = report["generated"]["stacked"], report["real_vs_real"]["stacked"]
+    assert gen["total_modes"] == 1000 and 1 <= gen["modes"] <= 200
+    assert real["modes"] > gen["modes"]  # 3 steps of training vs real stacked digits
+    capsys.readouterr()
+    assert main(["eval", "runs/s", "--classifier", str(classifier), "--n", "20"]) == 2
+    assert "classifier takes 1-channel images" in capsys.readouterr().err

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..config import ConfigError
 from ..context import BatchSource
 from ..imports import check_kwargs
@@ -82,7 +84,31 @@ def _array(batch_size: int, seed: int, path: str, key: str | None = None,
     return _arrays(ds, batch_size, seed)
 
 
+def _stacked_mnist(batch_size: int, seed: int, source: str = "digits", root: str | None = None,
+                   n: int = 25600, digits: int = 10000) -> DataBundle:
+    """Stacked MNIST (Metz et al. 2017): three random digits as the RGB channels, 1000 modes.
+    ``source`` is the embedded ``digits`` (``digits`` of them) or ``mnist`` files in ``root``."""
+    from ..metrics.stacked import stack_digits
+
+    if source == "digits":
+        from .digits import embedded_digits
+
+        base = embedded_digits(n=digits, seed=seed)
+    elif source == "mnist":
+        from .idx import mnist
+
+        if root is None:
+            raise ConfigError("data.args.root: stacked_mnist with source = 'mnist' needs root")
+        base = mnist(root, split="train")
+    else:
+        raise ConfigError(f"data.args.source must be 'digits' or 'mnist', got {source!r}")
+    x, modes = stack_digits(base.x, base.y, n, seed)
+    ds = ArrayDataset(x, modes.astype(np.int32), num_classes=1000, name=f"stacked_{source}")
+    return _arrays(ds, batch_size, seed)
+
+
 BUILDERS: dict[str, Callable[..., DataBundle]] = {
+    "stacked_mnist": _stacked_mnist,
     "mixture": _mixture,
     "digits": _digits,
     "mnist": _mnist,
