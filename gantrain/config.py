@@ -90,6 +90,10 @@ class TrainConfig:
     grid: int = 64  # images in the periodic sample grid (image data)
     checkpoint_every: int = 1000
     keep_checkpoints: int = 3
+    eval_every: int = 0  # > 0: quality metrics every N iterations (needs eval_classifier)
+    eval_classifier: str = ""  # classifier folder from `gantrain eval train-classifier`
+    eval_samples: int = 1000  # generated samples per periodic evaluation
+    keep_best: str = ""  # fd | kid | precision | recall | density | coverage: keep checkpoints/best
     progress: bool = True
 
 

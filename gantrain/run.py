@@ -101,6 +101,13 @@ class Run:
             Periodic(self.evaluate, every=t.sample_every),
             Periodic(self.save, every=t.checkpoint_every),
         ]
+        self.quality = None
+        if t.eval_every > 0:
+            from .quality import QualityHook
+
+            self.quality = QualityHook(self, t.eval_every, t.eval_classifier, t.eval_samples,
+                                       t.keep_best)
+            hooks.append(self.quality)
         self.loop = Loop(self.gan.schedule, self.data.source, config.seed, hooks, t.progress)
         self.last_report: Any = None
 

@@ -95,3 +95,24 @@ def test_stacked_mnist_modes(in_tmp, classifier, capsys):
     capsys.readouterr()
     assert main(["eval", "runs/s", "--classifier", str(classifier), "--n", "20"]) == 2
     assert "classifier takes 1-channel images" in capsys.readouterr().err
+
+
+def test_periodic_quality_and_best_checkpoint(in_tmp, classifier):
+    args = ["train", "dcgan_digits", "--name", "q", *TINY, "--set", "train.eval_every=2",
+            "--set", f'train.eval_classifier="{classifier}"', "--set", "train.eval_samples=32",
+            "--set", "train.keep_best=fd"]
+    assert main(args) == 0
+    run = in_tmp / "runs" / "q"
+    rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    quality = [r for r in rows if r.get("kind") == "quality"]
+    assert [r["iteration"] for r in quality] == [2, 4]
+    best_fd = min(r["fd"] for r in quality)
+    best = run / "checkpoints" / "best"
+    assert f"fd = {best_fd}" in (best / "BEST").read_text()
+    assert main(["sample", str(best), "--n", "4", "--out", "b.npy"]) == 0
+
+
+def test_periodic_quality_needs_a_classifier(in_tmp, capsys):
+    assert main(["train", "dcgan_digits", "--name", "q", *TINY,
+                 "--set", "train.eval_every=2"]) == 2
+    assert "eval_classifier" in capsys.readouterr().err
