@@ -125,7 +125,10 @@ class Loop:
         if not self.progress:
             yield None
             return
-        bar = tqdm(total=steps, initial=self.iteration, unit="it", dynamic_ncols=True)
+        # disable=None: no bar when stderr is not a terminal (logs, CI), where every refresh
+        # would otherwise be appended as a new line
+        bar = tqdm(total=steps, initial=self.iteration, unit="it", dynamic_ncols=True,
+                   disable=None)
         try:
             yield bar
         finally:
