@@ -228,19 +228,19 @@ def classifier_data(name: str, root: str | None, n: int = 10000,
 
 def _format(report: dict[str, Any]) -> str:
     gen, base = report["generated"], report["real_vs_real"]
-    lines = [f"{'metric':<12}{'generated':>12}{'real vs real':>14}"]
+    lines = [f"{'metric':<20}{'generated':>12}{'real vs real':>14}"]
     for key in ("fd", "kid", "precision", "recall", "density", "coverage"):
         if key in gen:
-            lines.append(f"{key:<12}{gen[key]:>12.4f}{base[key]:>14.4f}")
+            lines.append(f"{key:<20}{gen[key]:>12.4f}{base[key]:>14.4f}")
     if "stacked" in gen:
         for key in ("modes", "kl"):
-            lines.append(f"{'stacked ' + key:<16}{gen['stacked'][key]:>8.3f}"
+            lines.append(f"{'stacked ' + key:<20}{gen['stacked'][key]:>12.3f}"
                          f"{base['stacked'][key]:>14.3f}")
     if "classes" in gen:
         g, b = gen["classes"], base["classes"]
         for key in ("classes_covered", "kl", "inception_score"):
             if key in g:
-                lines.append(f"{'cls ' + key:<12}{g[key]:>12.4f}{b[key]:>14.4f}")
+                lines.append(f"{key:<20}{g[key]:>12.4f}{b[key]:>14.4f}")
     return "\n".join(lines)
 
 
