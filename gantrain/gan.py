@@ -130,8 +130,8 @@ def _augmenter(policy: tuple[str, ...]):
 def _d_loss_fn(g_apply, d_apply, loss: GANLoss, penalty: Penalty | None, augment,
                classify=None, aux_weight: float = 0.0):
     gp = make_gradient_penalty(d_apply) if penalty and penalty.kind == "gp" else None
-    r1 = make_r1(d_apply) if penalty and penalty.kind in ("r1", "r2") else None
     inline = penalty is not None and penalty.every == 1
+    r1 = make_r1(d_apply) if inline and penalty.kind in ("r1", "r2") else None
     kind = penalty.kind if penalty else ""
     weight = float(penalty.weight) if penalty else 0.0
 

@@ -114,7 +114,6 @@ class Player:
         _check_loss_fn(loss_fn, name)
         prefix_parameters(self.nets, name)
         params = self._trainable_parameters()
-        self.loss_fn = loss_fn
         self.spec = optimizer
         self.optimizer = optimizer.build(params)
         self.transform = Chain(*transforms)
