@@ -69,13 +69,13 @@ def _classifier_parser() -> argparse.ArgumentParser:
 def cmd_train(args: argparse.Namespace) -> int:
     from .config import load_config
     from .resume import check_resumable
-    from .run import CONFIG_FILE, Run, check_run_dir_free, default_run_dir, prepare_run_dir
+    from .run import CONFIG_FILE, build_run, check_run_dir_free, default_run_dir, prepare_run_dir
 
     if args.resume:
         run_dir = Path(args.resume)
         config = load_config(str(run_dir / CONFIG_FILE), args.overrides)
         changed = check_resumable(run_dir, config)
-        run = Run(config, run_dir)
+        run = build_run(config, run_dir)
         start = run.restore(run_dir)
         run.writer.write({"iteration": start, "kind": "resume", "changed": changed})
         print(f"resuming {run_dir} at iteration {start}"
@@ -85,7 +85,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         run_dir = Path(args.runs_dir) / args.name if args.name else default_run_dir(
             config, args.runs_dir)
         check_run_dir_free(run_dir, overwrite=args.overwrite)
-        run = Run(config, run_dir)  # validates everything before anything is written
+        run = build_run(config, run_dir)  # validates everything before anything is written
         prepare_run_dir(run_dir, run.config, overwrite=args.overwrite)
         print(f"run folder: {run_dir}", file=sys.stderr)
     loop = run.train()
@@ -105,6 +105,10 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
     if args.n < 1:
         raise ValueError(f"--n must be >= 1, got {args.n}")
+    other = _task_sample(args)
+    if other is not None:
+        print(other)
+        return 0
     sampler, config = load_sampler(args.run, ema=args.ema)
     rng = np.random.default_rng(args.seed)
     z_dim, classes = config.gan.z_dim, config.gan.num_classes
@@ -131,6 +135,19 @@ def cmd_sample(args: argparse.Namespace) -> int:
         written.append("samples.npy")
     print(f"wrote {len(samples)} samples of shape {samples.shape[1:]} to {', '.join(written)}")
     return 0
+
+
+def _task_sample(args: argparse.Namespace) -> str | None:
+    """``sample`` for a run of another task than "gan" (translation, reconstructions...)."""
+    from . import checkpoint
+    from .config import Config, from_dict
+    from .run import run_class
+
+    ckpt = checkpoint.resolve(args.run)
+    config = from_dict(Config, checkpoint.read_state(ckpt)["config"], source=str(ckpt))
+    if config.task == "gan":
+        return None
+    return run_class(config).sample_command(ckpt, config, args)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

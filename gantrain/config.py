@@ -60,8 +60,13 @@ class OptimConfig:
 
 @dataclass
 class OptimPair:
+    """Optimizers by player: a GAN's generator (with ALI's encoder) and discriminator (both
+    CycleGAN discriminators), or an actor-critic's actor and critic."""
+
     generator: OptimConfig = field(default_factory=OptimConfig)
     discriminator: OptimConfig = field(default_factory=OptimConfig)
+    actor: Union[OptimConfig, None] = None
+    critic: Union[OptimConfig, None] = None
 
 
 @dataclass
@@ -112,11 +117,54 @@ class GuardConfig:
 
 
 @dataclass
+class CycleGANConfig:
+    """CycleGAN's loss weights and history pool (Zhu et al. 2017, Sec. 3-4)."""
+
+    cycle_weight: float = 10.0  # lambda of the cycle-consistency L1 loss
+    identity_weight: float = 0.5  # times cycle_weight: G_AB(b) ~ b, G_BA(a) ~ a
+    pool_size: int = 50  # generated images D sees from history (0: only the newest)
+
+
+@dataclass
+class RLConfig:
+    """Advantage actor-critic on a numpy environment (see gantrain.rl)."""
+
+    env: str = "cartpole"
+    envs: int = 16  # environments stepped in parallel
+    rollout: int = 32  # steps per environment per iteration (n-step returns)
+    gamma: float = 0.99
+    entropy_weight: float = 0.01
+    max_episode_steps: int = 500
+    eval_episodes: int = 10  # greedy episodes at each evaluation
+
+
+TASKS = ("gan", "cyclegan", "ali", "actor_critic")
+# The model and section keys each task needs; the others must be absent.
+TASK_SECTIONS = {
+    "gan": ("data", "generator", "discriminator"),
+    "cyclegan": ("data", "generator", "discriminator", "cyclegan"),
+    "ali": ("data", "generator", "discriminator", "encoder"),
+    "actor_critic": ("actor", "critic", "rl"),
+}
+OPTIONAL_SECTIONS = ("data", "generator", "discriminator", "encoder", "actor", "critic",
+                     "cyclegan", "rl")
+
+
+@dataclass
 class Config:
+    """A whole run. ``task`` picks the recipe; each task uses the sections in TASK_SECTIONS
+    (CycleGAN's G_AB/G_BA share [generator], D_A/D_B share [discriminator])."""
+
     name: str
-    data: DataConfig
-    generator: ModelConfig
-    discriminator: ModelConfig
+    task: str = "gan"  # gan | cyclegan | ali | actor_critic
+    data: Union[DataConfig, None] = None
+    generator: Union[ModelConfig, None] = None
+    discriminator: Union[ModelConfig, None] = None
+    encoder: Union[ModelConfig, None] = None  # ALI/BiGAN: x -> z
+    actor: Union[ModelConfig, None] = None
+    critic: Union[ModelConfig, None] = None
+    cyclegan: Union[CycleGANConfig, None] = None
+    rl: Union[RLConfig, None] = None
     gan: GANConfig = field(default_factory=GANConfig)
     optim: OptimPair = field(default_factory=OptimPair)
     train: TrainConfig = field(default_factory=TrainConfig)
@@ -174,6 +222,9 @@ def _convert(tp: Any, value: Any, key: str, source: str) -> Any:
     if dataclasses.is_dataclass(tp):
         return from_dict(tp, value, key, source)
     if origin is Union:
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1 and dataclasses.is_dataclass(args[0]):
+            return _convert(args[0], value, key, source)
         for arg in typing.get_args(tp):
             if arg is type(None):
                 continue
@@ -253,7 +304,31 @@ def load_config(spec: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
         raise ConfigError(f"{source}: not valid TOML: {e}") from None
     for assignment in overrides:
         apply_override(data, assignment)
-    return from_dict(Config, data, source=source)
+    return check_task(from_dict(Config, data, source=source), source)
+
+
+def check_task(config: Config, source: str = "config") -> Config:
+    """Every section the task needs is there and none that it would ignore."""
+    if config.task not in TASKS:
+        close = difflib.get_close_matches(config.task, TASKS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"{source}: task {config.task!r} is not one of {', '.join(TASKS)}{hint}")
+    wanted = TASK_SECTIONS[config.task]
+    for section in OPTIONAL_SECTIONS:
+        present = getattr(config, section) is not None
+        if section in wanted and not present:
+            raise ConfigError(f"{source}: task {config.task!r} needs a [{section}] section")
+        if present and section not in wanted:
+            users = [t for t, s in TASK_SECTIONS.items() if section in s]
+            raise ConfigError(f"{source}: [{section}] is not used by task {config.task!r} "
+                              f"(it belongs to {', '.join(users)}); remove it")
+    uses_ac = config.task == "actor_critic"
+    for name in ("actor", "critic"):
+        if getattr(config.optim, name) is not None and not uses_ac:
+            raise ConfigError(f"{source}: [optim.{name}] is only used by task 'actor_critic'")
+        if uses_ac and getattr(config.optim, name) is None:
+            setattr(config.optim, name, OptimConfig())
+    return config
 
 
 def to_dict(config: Any) -> dict[str, Any]:

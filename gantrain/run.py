@@ -1,13 +1,13 @@
-"""A training run built from a config: data, nets, players, hooks and its folder under runs/.
+"""The GAN run (``task = "gan"``) and :func:`build_run`, which builds the run of any task.
 
-This is the glue between the strict config and the engine; the loop itself stays generic.
+This is the glue between the strict config and the engine; the loop itself stays generic and
+what all runs share (folder, checkpoints, guard, hooks) is in :mod:`gantrain.runbase`.
 """
 
 from __future__ import annotations
 
-import copy
+import importlib
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,101 +15,92 @@ import numpy as np
 
 from . import checkpoint, runtime
 from .builders import optimizer_from_config, post_updates_from_config, transforms_from_config
-from .config import Config, ConfigError, dumps_toml, from_dict, to_dict
+from .config import Config, ConfigError, check_task, from_dict
 from .data.registry import DataBundle, build_data
 from .ema import EMA
 from .ema import PREFIX as EMA_PREFIX
 from .gan import GAN, Penalty, build_gan
-from .guard import DivergenceGuard, Watchdog
-from .hooks import JsonlWriter, MetricsLogger, Periodic
+from .guard import Watchdog
 from .imports import build_cell
-from .loop import Loop
+from .loop import Hook, Loop
 from .losses import get_loss
 from .player import prefix_parameters
+from .runbase import (  # noqa: F401  (re-exported: the run-folder helpers live in runbase)
+    CONFIG_FILE,
+    BaseRun,
+    check_run_dir_free,
+    default_run_dir,
+    prepare_run_dir,
+)
+from .runbase import resolve_schedules as _resolve
 from .sampling import Sampler
 from .shapes import check_shapes
 
-CONFIG_FILE = "config.toml"
+# task -> "module:class" of its run, imported when used
+TASKS = {
+    "gan": "gantrain.run:Run",
+    "cyclegan": "gantrain.tasks.cyclegan:CycleGANRun",
+    "ali": "gantrain.tasks.ali:ALIRun",
+    "actor_critic": "gantrain.tasks.actor_critic:ActorCriticRun",
+}
 
 
-def default_run_dir(config: Config, root: str | Path = "runs") -> Path:
-    return Path(root) / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+def run_class(config: Config) -> type[BaseRun]:
+    module, name = TASKS[check_task(config).task].split(":")
+    return getattr(importlib.import_module(module), name)
 
 
-def check_run_dir_free(run_dir: Path, overwrite: bool = False) -> None:
-    """Refuse a folder that already holds something, unless the user asked to overwrite."""
-    if run_dir.exists() and any(run_dir.iterdir()) and not overwrite:
-        raise ConfigError(
-            f"run directory {str(run_dir)!r} already holds a run; pass --resume to continue "
-            "it or --overwrite to replace it"
-        )
-
-
-def prepare_run_dir(run_dir: Path, config: Config, overwrite: bool = False) -> None:
-    """Create ``run_dir`` for a new run and write its resolved config."""
-    check_run_dir_free(run_dir, overwrite)
-    if run_dir.exists():
-        shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / CONFIG_FILE).write_text(dumps_toml(to_dict(config)))
+def build_run(config: Config, run_dir: str | Path) -> BaseRun:
+    """The run of ``config.task`` (GAN, CycleGAN, ALI, actor-critic), writing to ``run_dir``."""
+    return run_class(config)(config, run_dir)
 
 
 def resolve_schedules(config: Config) -> Config:
-    """Fix each decaying learning-rate schedule's length from ``train.steps`` (D updates n_critic
-    times per iteration, plus its lazy regularizer steps), so the resolved config records it and
-    a resume that extends ``train.steps`` keeps the schedule the run started with."""
-    config = copy.deepcopy(config)
-    steps, gan = config.train.steps, config.gan
-    lazy = -(-steps // gan.penalty_every) if gan.penalty in ("r1", "r2") and \
-        gan.penalty_every > 1 else 0  # the lazy regularizer phase updates D too
-    updates = {"generator": steps, "discriminator": steps * gan.n_critic + lazy}
-    for name, total in updates.items():
-        oc = getattr(config.optim, name)
-        if oc.lr_schedule != "constant" and oc.decay_steps == 0:
-            oc.decay_steps = total
-    return config
+    """A GAN's LR schedule lengths: D updates n_critic times per iteration, plus its lazy
+    regularizer steps; G once."""
+    gan = config.gan
+    lazy = 1 / gan.penalty_every if gan.penalty in ("r1", "r2") and gan.penalty_every > 1 else 0
+    return _resolve(config, {"generator": 1, "discriminator": gan.n_critic + lazy})
 
 
-class Run:
-    """Everything one training run needs, built from ``config`` and writing to ``run_dir``."""
+class Run(BaseRun):
+    """A GAN training run (``task = "gan"``): data, G and D players, sampling and metrics."""
 
-    def __init__(self, config: Config, run_dir: str | Path) -> None:
-        self.config, self.dir = resolve_schedules(config), Path(run_dir)
-        runtime.setup(config.device, config.seed)
+    def resolve(self, config: Config) -> Config:
+        return resolve_schedules(config)
+
+    def build(self) -> None:
+        config = self.config
         self.data: DataBundle = build_data(
             config.data.dataset, config.data.args, config.data.batch_size, config.seed
         )
         self.ema: EMA | None = None
         self.gan: GAN = self._build_gan()
+        self.schedule, self.source = self.gan.schedule, self.data.source
+        self.player_list = [self.gan.discriminator, self.gan.generator]
         self.sampler = Sampler(self.gan.generator.nets["G"], self.gan.num_classes > 0)
         eval_rng = np.random.default_rng([config.seed, 1])  # fixed noise, apart from training's
         n_eval = config.train.grid if self.is_image else config.train.samples
         self.eval_z = eval_rng.standard_normal((n_eval, config.gan.z_dim))
         # class-conditional grids show each class in turn along the rows
         self.eval_y = np.arange(n_eval) % max(self.gan.num_classes, 1)
-        self.writer = JsonlWriter(self.dir / "metrics.jsonl")
-        t, g = config.train, config.guard
+
+    def extra_hooks(self) -> list[Hook]:
+        t, g = self.config.train, self.config.guard
         self.watchdog = Watchdog(t.log_every, g.d_loss_floor, g.d_patience, g.grad_norm_limit,
                                  self.writer)
-        self.guard = DivergenceGuard(
-            [self.gan.discriminator, self.gan.generator], self.restore_last, g.every,
-            g.max_skips, g.lr_factor, g.max_rollbacks, self.writer)
-        hooks = [
-            MetricsLogger(self.writer, every=t.log_every),
-            self.watchdog,
-            self.guard,
-            Periodic(self.evaluate, every=t.sample_every),
-            Periodic(self.save, every=t.checkpoint_every),
-        ]
+        return [self.watchdog]
+
+    def late_hooks(self) -> list[Hook]:
+        t = self.config.train
         self.quality = None
         if t.eval_every > 0:
             from .quality import QualityHook
 
             self.quality = QualityHook(self, t.eval_every, t.eval_classifier, t.eval_samples,
                                        t.keep_best)
-            hooks.append(self.quality)
-        self.loop = Loop(self.gan.schedule, self.data.source, config.seed, hooks, t.progress)
-        self.last_report: Any = None
+            return [self.quality]
+        return []
 
     def _build_gan(self) -> GAN:
         c = self.config
@@ -189,37 +180,9 @@ class Run:
             return self.data.mixture.sample(np.random.default_rng(0), n)
         return self.data.dataset.x[:n]
 
-    def players(self) -> dict[str, list]:
-        return {"G": self.gan.generator.state(), "D": self.gan.discriminator.state()}
-
-    def save(self, loop: Loop) -> Path:
-        state = {"loop": loop.state_dict(), "config": to_dict(self.config)}
-        root = self.dir / "checkpoints"
-        path = checkpoint.save(root, f"step_{loop.iteration:08d}", self.players(), state)
-        checkpoint.prune(root, self.config.train.keep_checkpoints)
-        return path
-
-    def restore(self, path: str | Path) -> int:
-        """Load the full training state; call before training continues. Returns the iteration."""
-        ckpt = checkpoint.resolve(path)
-        for name, params in self.players().items():
-            checkpoint.load_parameters(params, ckpt / f"{name}.ckpt")
-        self.loop.load_state_dict(checkpoint.read_state(ckpt)["loop"])
-        return self.loop.iteration
-
-    def restore_last(self) -> int | None:
-        """Restore the newest complete checkpoint of this run; None when there is none."""
-        try:
-            return self.restore(self.dir)
-        except checkpoint.CheckpointError:
-            return None
-
-    def train(self) -> Loop:
-        t = self.config.train
-        self.loop.run(t.steps, t.time_budget)
+    def finish(self) -> None:
         if self.is_image:
             self.write_final_images()
-        return self.loop
 
     def write_final_images(self) -> None:
         """``samples/final.png`` (the last grid) and ``samples/progress.gif`` (all grids)."""
@@ -240,6 +203,9 @@ def load_sampler(path: str | Path, ema: bool = True) -> tuple[Sampler, Config]:
     """
     ckpt = checkpoint.resolve(path)
     config = from_dict(Config, checkpoint.read_state(ckpt)["config"], source=str(ckpt))
+    if config.task != "gan":
+        raise ConfigError(f"{ckpt} is a {config.task!r} run; it has no noise -> sample generator "
+                          "(see `gantrain sample --help`)")
     runtime.setup(config.device, config.seed)
     G = build_cell(config.generator.model, config.generator.args, "generator")
     prefix_parameters({"G": G}, "G")  # the names the G player gave them when training

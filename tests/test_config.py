@@ -8,6 +8,7 @@ from gantrain.config import (
     Config,
     ConfigError,
     apply_override,
+    check_task,
     dumps_toml,
     from_dict,
     load_config,
@@ -66,9 +67,27 @@ def test_optional_and_int_to_float():
 
 def test_missing_required_key():
     data = dict(MINIMAL)
-    del data["generator"]
-    with pytest.raises(ConfigError, match="missing required key 'generator'"):
+    del data["name"]
+    with pytest.raises(ConfigError, match="missing required key 'name'"):
         from_dict(Config, data)
+
+
+def test_task_needs_its_sections_and_refuses_others():
+    data = dict(MINIMAL)
+    del data["generator"]
+    with pytest.raises(ConfigError, match=r"task 'gan' needs a \[generator\] section"):
+        check_task(from_dict(Config, data))
+    with pytest.raises(ConfigError, match=r"\[encoder\] is not used by task 'gan' .*ali"):
+        check_task(build(encoder={"model": "models.mlp:Encoder"}))
+    with pytest.raises(ConfigError, match=r"task 'cyclegna' is not one of .*did you mean "
+                                          r"'cyclegan'"):
+        check_task(build(task="cyclegna"))
+    with pytest.raises(ConfigError, match=r"optim.actor\] is only used by task 'actor_critic'"):
+        check_task(build(optim__actor={"lr": 1e-3}))
+    with pytest.raises(ConfigError, match=r"'cyclegan.pool_size' must be int"):
+        build(task="cyclegan", cyclegan={"pool_size": "x"})
+    with pytest.raises(ConfigError, match=r"unknown key 'cyclegan.pool'"):
+        build(task="cyclegan", cyclegan={"pool": 3})
 
 
 def test_table_expected():
