@@ -16,7 +16,7 @@ import time
 
 import gantrain  # noqa: F401  (sets MindSpore's environment before it loads)
 from gantrain.config import load_config
-from gantrain.run import Run, prepare_run_dir
+from gantrain.run import build_run, prepare_run_dir
 
 PUBLISHED = "PacGAN Table 1 (grid): GAN 17.3 modes / 94.8%, PacGAN4 24.8 / 93.6%; " \
             "(ring): GAN 6.3 / 98.2%, PacGAN4 7.9 / 95.6%"
@@ -26,7 +26,7 @@ def bench(preset: str, seed: int, overrides: list[str]) -> dict:
     config = load_config(preset, [f"seed={seed}", "train.progress=false", *overrides])
     run_dir = f"runs/bench2d-{preset}-s{seed}"
     start = time.perf_counter()
-    run = Run(config, run_dir)
+    run = build_run(config, run_dir)
     prepare_run_dir(run.dir, run.config, overwrite=True)
     loop = run.train()
     wall = time.perf_counter() - start
