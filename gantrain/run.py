@@ -110,6 +110,9 @@ class Run(BaseRun):
         if c.gan.penalty != "none":
             penalty = Penalty(c.gan.penalty, c.gan.penalty_weight, c.gan.penalty_every)
         num_classes = c.gan.num_classes
+        if c.gan.pack < 1 or c.data.batch_size % c.gan.pack:
+            raise ConfigError(f"gan.pack = {c.gan.pack} must be >= 1 and divide data.batch_size "
+                              f"= {c.data.batch_size} (D judges whole packs of samples)")
         if num_classes and not self.data.num_classes:
             raise ConfigError("gan.num_classes > 0 needs a labelled dataset; "
                               f"{c.data.dataset!r} has no labels")

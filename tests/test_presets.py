@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from gantrain.config import ConfigError, load_config, presets
-from gantrain.run import Run
+from gantrain.run import Run, build_run
 
 from .data.test_cifar import write_python_batches
 from .data.test_idx import write_mnist
@@ -17,7 +17,8 @@ from .data.test_idx import write_mnist
 
 def fake_data(preset: str, root) -> list[str]:
     """--set overrides pointing the preset at small data written under ``root``."""
-    dataset = load_config(preset).data.dataset
+    data = load_config(preset).data
+    dataset = data.dataset if data is not None else None
     if dataset in ("mnist", "fashion_mnist"):
         (root / "mnist").mkdir()
         write_mnist(root / "mnist", n=64)
@@ -42,9 +43,10 @@ def test_preset_builds_a_run(preset, tmp_path):
     overrides = [f'{o.split("=", 1)[0]}="{o.split("=", 1)[1]}"' if "root=" in o else o
                  for o in fake_data(preset, tmp_path)]
     config = load_config(preset, overrides)
-    run = Run(config, tmp_path / "run")
-    assert run.loop.iteration == 0
-    assert run.data.sample_shape == run.generate(run.eval_z[:2], run.eval_y[:2]).shape[1:]
+    run = build_run(config, tmp_path / "run")
+    assert run.loop.iteration == 0 and run.player_list
+    if config.task == "gan":
+        assert run.data.sample_shape == run.generate(run.eval_z[:2], run.eval_y[:2]).shape[1:]
 
 
 @pytest.mark.parametrize("preset", ["dcgan_mnist", "wgan_gp_mnist", "sngan_hinge_cifar10",
