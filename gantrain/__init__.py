@@ -31,7 +31,7 @@ _EXPORTS = {
     "GAN": "gan", "Penalty": "gan", "build_gan": "gan",
     "Sampler": "sampling",
     "Config": "config", "ConfigError": "config", "load_config": "config",
-    "Run": "run", "load_sampler": "run",
+    "Run": "run", "load_sampler": "run", "build_run": "run", "BaseRun": "runbase",
     "setup": "runtime",
 }
 
