@@ -10,6 +10,7 @@ comes back separately (``final_obs``) so a truncated episode can still be bootst
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +52,8 @@ class CartPole:
     observation_size = 4
     num_actions = 2
 
-    def __init__(self, num_envs: int, max_episode_steps: int = 500, seed: int = 0) -> None:
+    def __init__(self, num_envs: int, max_episode_steps: int = 500,
+                 seed: int | Sequence[int] = 0) -> None:
         if num_envs < 1 or max_episode_steps < 1:
             raise ValueError(f"CartPole needs num_envs >= 1 and max_episode_steps >= 1, got "
                              f"{num_envs} and {max_episode_steps}")
@@ -120,7 +122,8 @@ class CartPole:
 ENVS = {"cartpole": CartPole}
 
 
-def make_env(name: str, num_envs: int, max_episode_steps: int, seed: int) -> CartPole:
+def make_env(name: str, num_envs: int, max_episode_steps: int,
+             seed: int | Sequence[int]) -> CartPole:
     """The vectorized environment registered as ``name`` (the config's ``rl.env``)."""
     if name not in ENVS:
         raise ConfigError(f"rl.env: unknown environment {name!r}; known: {', '.join(ENVS)}")

@@ -22,10 +22,12 @@ Forward = Callable[[np.ndarray], np.ndarray]
 
 
 def compiled_forward(cell: nn.Cell) -> Forward:
-    """``cell`` as a numpy -> numpy function, compiled once per input shape.
+    """``cell`` in inference mode as a numpy -> numpy function, compiled once per input shape.
 
     The graph reads the cell's Parameters in place, so the updates of the training steps and
-    checkpoint restores (``ops.assign``) are seen by the next call.
+    checkpoint restores (``ops.assign``) are seen by the next call. A graph bakes in the
+    training flag it was compiled with (shared notes item 10), so every shape compiles with
+    ``set_train(False)`` whatever the players' steps set meanwhile.
     """
 
     @ms.jit
@@ -33,7 +35,12 @@ def compiled_forward(cell: nn.Cell) -> Forward:
         return cell(x)
 
     def run(x: np.ndarray) -> np.ndarray:
-        return forward(Tensor(np.ascontiguousarray(x, np.float32))).asnumpy()
+        was = cell.training
+        cell.set_train(False)
+        try:
+            return forward(Tensor(np.ascontiguousarray(x, np.float32))).asnumpy()
+        finally:
+            cell.set_train(was)
 
     return run
 
