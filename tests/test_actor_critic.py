@@ -155,3 +155,12 @@ def test_nets_that_do_not_fit_the_environment_are_named(in_tmp):
         build_run(load_config("a2c_cartpole", FAST + ["critic.args.obs_dim=5"]), "runs/x")
     with pytest.raises(ConfigError, match="rl.env"):
         build_run(load_config("a2c_cartpole", FAST + ["rl.env=pendulum"]), "runs/x")
+
+
+def test_training_stops_once_the_greedy_return_reaches_the_target(in_tmp):
+    config = load_config("a2c_cartpole", FAST + ["train.steps=50", "train.sample_every=2",
+                                                 "rl.stop_at_return=1.0"])
+    run = build_run(config, "runs/x")
+    loop = run.train()  # every policy lasts >= 1 step, so the first evaluation stops it
+    assert loop.iteration == 2 and "rl.stop_at_return" in loop.stop_reason
+    assert (in_tmp / "runs/x/checkpoints/step_00000002").is_dir()

@@ -118,6 +118,9 @@ class ActorCriticRun(BaseRun):
         self.writer.write(record)
         self.last_report = (f"greedy return {returns.mean():.1f} (min {returns.min():.0f}, max "
                             f"{returns.max():.0f}) over {len(returns)} episodes")
+        target = self.config.rl.stop_at_return
+        if target is not None and returns.mean() >= target:  # "solved": keep this policy
+            loop.request_stop(f"greedy return {returns.mean():.1f} >= rl.stop_at_return")
 
     @classmethod
     def sample_command(cls, ckpt: Path, config: Config, args: Any) -> str:
