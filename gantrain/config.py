@@ -130,8 +130,10 @@ class RLConfig:
     rollout: int = 32  # steps per environment per iteration (n-step returns)
     gamma: float = 0.99
     entropy_weight: float = 0.01
+    normalize_advantages: bool = False  # scale each rollout's advantages to mean 0, std 1
     max_episode_steps: int = 500
     eval_episodes: int = 10  # greedy episodes at each evaluation
+    stop_at_return: Union[float, None] = None  # stop once the greedy mean return reaches this
 
 
 TASKS = ("gan", "cyclegan", "ali", "actor_critic")

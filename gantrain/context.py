@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from typing import Any, Protocol
 
 import numpy as np
@@ -29,7 +30,20 @@ class StepContext:
     def __init__(self, data: BatchSource, rng: np.random.Generator) -> None:
         self.data = data
         self.rng = rng
+        self._shared: dict[Hashable, Any] = {}
         self.iteration = 0
+
+    @property
+    def iteration(self) -> int:
+        """The iteration being run (completed iterations, as counted by the loop)."""
+        return self._iteration
+
+    @iteration.setter
+    def iteration(self, value: int) -> None:
+        # Setting it (the loop's increment, a resume or a rollback) empties the shared cache,
+        # even when a rollback lands on the number of the iteration the cache was filled in.
+        self._iteration = value
+        self._shared.clear()
 
     def batch(self) -> tuple[Tensor, ...]:
         """The next batch from the data stream, as Tensors."""
@@ -46,3 +60,16 @@ class StepContext:
     def integers(self, high: int, *shape: int) -> Tensor:
         """Uniform int32 in [0, high) of ``shape`` (e.g. class labels for a conditional G)."""
         return Tensor(self.rng.integers(0, high, size=shape, dtype=np.int32))
+
+    def shared(self, key: Hashable, make: Callable[[StepContext], Any]) -> Any:
+        """``make(self)``, computed once per iteration and shared by every phase that asks for
+        ``key`` in that iteration.
+
+        Phases that must see the same data (an actor and a critic trained on one rollout)
+        call ``ctx.shared("rollout", StepContext.batch)`` instead of ``ctx.batch()``; the first
+        caller pulls the batch, the others get the cached value. Any change of
+        :attr:`iteration` (the next iteration, a resume, a rollback) empties the cache.
+        """
+        if key not in self._shared:
+            self._shared[key] = make(self)
+        return self._shared[key]

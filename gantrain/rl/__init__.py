@@ -1,0 +1,1 @@
+"""Reinforcement learning pieces for the actor-critic task: numpy environments and rollouts."""
