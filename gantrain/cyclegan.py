@@ -63,14 +63,19 @@ def _g_loss_fn(G_AB, G_BA, D_A, D_B, loss: GANLoss, cycle_weight: float,
     cycle_w = float(cycle_weight)
     identity_w = float(cycle_weight * identity_weight)
     use_identity = identity_w > 0
+    needs_real = loss.g_needs_real
 
     def g_loss(a, b):
         fake_b = G_AB(a)
         fake_a = G_BA(b)
         d_fake_b, d_fake_a = _logits(D_B, fake_b), _logits(D_A, fake_a)
-        # relativistic losses read D on real data; others ignore the second argument
-        adv_ab = adv_scale * loss.g(d_fake_b, ops.stop_gradient(_logits(D_B, b)))
-        adv_ba = adv_scale * loss.g(d_fake_a, ops.stop_gradient(_logits(D_A, a)))
+        # relativistic losses read D on real data; the others ignore the second argument
+        d_real_b, d_real_a = d_fake_b, d_fake_a
+        if needs_real:
+            d_real_b = ops.stop_gradient(_logits(D_B, b))
+            d_real_a = ops.stop_gradient(_logits(D_A, a))
+        adv_ab = adv_scale * loss.g(d_fake_b, d_real_b)
+        adv_ba = adv_scale * loss.g(d_fake_a, d_real_a)
         cycle_a = _l1(G_BA(fake_b), a)
         cycle_b = _l1(G_AB(fake_a), b)
         if use_identity:

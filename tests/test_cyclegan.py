@@ -278,3 +278,15 @@ def test_two_discriminator_players(in_tmp):
     assert [phase for _, phase, _ in trace.trace] == ["G", "D_A", "D_B"]
     for p in run.player_list:
         assert not np.allclose(before[p.name], p.parameters[0].asnumpy()), p.name
+
+
+def test_linear_decay_starts_halfway_unless_set():
+    from gantrain.tasks.cyclegan import CycleGANRun
+
+    resolve = CycleGANRun.__new__(CycleGANRun).resolve
+    c = resolve(load_config("cyclegan_digits", ["train.steps=1000"]))
+    assert (c.optim.generator.decay_steps, c.optim.generator.decay_start) == (1000, 500)
+    assert (c.optim.discriminator.decay_steps, c.optim.discriminator.decay_start) == (1000, 500)
+    c = resolve(load_config("cyclegan_digits", ["train.steps=1000",
+                                                "optim.generator.decay_start=100"]))
+    assert c.optim.generator.decay_start == 100
