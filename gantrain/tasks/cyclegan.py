@@ -209,4 +209,5 @@ class CycleGANRun(BaseRun):
         if args.out_dir:
             save_images(args.out_dir, y, prefix=f"translated_{direction}")
             written.append(f"{args.out_dir}/")
-        return f"translated {source} {direction[0]} -> {direction[1]}; wrote {', '.join(written)}"
+        return (f"translated {source} ({direction[0]} -> {direction[1]}); wrote "
+                f"{', '.join(written)}")
