@@ -270,12 +270,12 @@ def test_sample_translates_both_directions_and_a_folder(trained, in_tmp, capsys)
 
 
 def test_two_discriminator_players(in_tmp):
-    run, trace = _make("runs/split", 1, ["cyclegan.split_discriminators=true",
-                                         "train.sample_every=100", "train.checkpoint_every=100"])
+    run, _ = _make("runs/split", 1, ["cyclegan.split_discriminators=true",
+                                     "cyclegan.identity_weight=0.0"])
     assert [p.name for p in run.player_list] == ["G", "D_A", "D_B"]
     before = {p.name: p.parameters[0].asnumpy().copy() for p in run.player_list}
-    run.train()
-    assert [phase for _, phase, _ in trace.trace] == ["G", "D_A", "D_B"]
+    outputs = run.schedule.run_iteration(run.loop.ctx)  # one iteration, without the hooks
+    assert list(outputs) == ["G", "D_A", "D_B"]
     for p in run.player_list:
         assert not np.allclose(before[p.name], p.parameters[0].asnumpy()), p.name
 
