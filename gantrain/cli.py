@@ -39,6 +39,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="rows of STEPS images interpolating (slerp) between random latents")
     s.add_argument("--no-ema", dest="ema", action="store_false",
                    help="use the raw generator weights instead of their EMA")
+    s.add_argument("--input", metavar="FOLDER",
+                   help="cyclegan runs: translate the images in FOLDER (default: test images)")
+    s.add_argument("--direction", choices=("AB", "BA"),
+                   help="cyclegan runs: translate A -> B (default) or B -> A")
 
     e = sub.add_parser("eval", help="score a trained run (also: eval train-classifier)")
     e.add_argument("run", help="run folder or checkpoint folder")
@@ -140,12 +144,15 @@ def cmd_sample(args: argparse.Namespace) -> int:
 def _task_sample(args: argparse.Namespace) -> str | None:
     """``sample`` for a run of another task than "gan" (translation, reconstructions...)."""
     from . import checkpoint
-    from .config import Config, from_dict
+    from .config import Config, ConfigError, from_dict
     from .run import run_class
 
     ckpt = checkpoint.resolve(args.run)
     config = from_dict(Config, checkpoint.read_state(ckpt)["config"], source=str(ckpt))
     if config.task == "gan":
+        if args.input or args.direction:
+            raise ConfigError(f"--input/--direction translate images with a cyclegan run; "
+                              f"{ckpt} is a GAN run")
         return None
     return run_class(config).sample_command(ckpt, config, args)
 

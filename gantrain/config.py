@@ -119,6 +119,7 @@ class CycleGANConfig:
     cycle_weight: float = 10.0  # lambda of the cycle-consistency L1 loss
     identity_weight: float = 0.5  # times cycle_weight: G_AB(b) ~ b, G_BA(a) ~ a
     pool_size: int = 50  # generated images D sees from history (0: only the newest)
+    split_discriminators: bool = False  # D_A and D_B as two players (own optimizer state)
 
 
 @dataclass

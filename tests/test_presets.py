@@ -33,6 +33,16 @@ def fake_data(preset: str, root) -> list[str]:
             arr = rng.integers(0, 256, (40, 50, 3), dtype=np.uint8)
             Image.fromarray(arr).save(root / "imgs" / f"{i}.png")
         return [f"data.args.root={root / 'imgs'}"]
+    if dataset == "unpaired_folder":
+        rng = np.random.default_rng(0)
+        for part in ("trainA", "trainB", "testA", "testB"):
+            (root / "pairs" / part).mkdir(parents=True)
+            for i in range(3):
+                arr = rng.integers(0, 256, (40, 50, 3), dtype=np.uint8)
+                Image.fromarray(arr).save(root / "pairs" / part / f"{i}.png")
+        return [f"data.args.root={root / 'pairs'}"]
+    if dataset == "digit_styles":
+        return ["data.args.n=64", "data.args.test=16"]
     if dataset == "digits":
         return ["data.args.n=256"]
     return []

@@ -107,7 +107,31 @@ def _stacked_mnist(batch_size: int, seed: int, source: str = "digits", root: str
     return _arrays(ds, batch_size, seed)
 
 
+def _unpaired(data, batch_size: int, seed: int) -> DataBundle:
+    from .unpaired import UnpairedSource
+
+    return DataBundle(UnpairedSource(data, batch_size, seed), data.sample_shape, dataset=data)
+
+
+def _unpaired_folder(batch_size: int, seed: int, root: str, size: int = 256,
+                     channels: int = 3) -> DataBundle:
+    """CycleGAN's ``trainA/ trainB/ testA/ testB/`` folders; batches are ``(a, b)``."""
+    from .unpaired import unpaired_folder
+
+    return _unpaired(unpaired_folder(root, size, channels), batch_size, seed)
+
+
+def _digit_styles(batch_size: int, seed: int, n: int = 10000, size: int = 28,
+                  test: int = 256) -> DataBundle:
+    """Embedded digits, plain (A) and thick, slanted, inverted (B); batches are ``(a, b)``."""
+    from .unpaired import digit_styles
+
+    return _unpaired(digit_styles(n, size, test, seed), batch_size, seed)
+
+
 BUILDERS: dict[str, Callable[..., DataBundle]] = {
+    "unpaired_folder": _unpaired_folder,
+    "digit_styles": _digit_styles,
     "stacked_mnist": _stacked_mnist,
     "mixture": _mixture,
     "digits": _digits,
