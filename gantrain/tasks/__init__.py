@@ -1,0 +1,1 @@
+"""Runs of the tasks other than the plain GAN (CycleGAN, ALI, actor-critic), one module each."""
