@@ -1,0 +1,210 @@
+"""ALI / BiGAN (Dumoulin et al. 2017; Donahue et al. 2017): D judges (x, E(x)) against (G(z), z),
+the G/E player has D's loss with the labels swapped, each step changes only its own player's
+weights, the stochastic encoder's noise comes from the host (exact resume), and the presets
+train end to end with mixture metrics, reconstruction grids and `gantrain sample`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+from mindspore import Tensor, nn, ops
+
+from gantrain import Adam
+from gantrain.ali import build_ali
+from gantrain.cli import main
+from gantrain.config import ConfigError, load_config
+from gantrain.loop import Hook
+from gantrain.losses import NONSATURATING
+from gantrain.run import build_run
+
+X_DIM, Z_DIM, B = 2, 3, 5
+
+
+class Linear(nn.Cell):
+    """y = x @ W.T + b with seeded weights; D(x, z) = concat(x, z) @ w (x first)."""
+
+    def __init__(self, d_in: int, d_out: int, seed: int, joint: bool = False) -> None:
+        super().__init__()
+        rng = np.random.default_rng(seed)
+        self.fc = nn.Dense(d_in, d_out)
+        self.fc.weight.set_data(Tensor(rng.standard_normal((d_out, d_in)).astype(np.float32)))
+        self.fc.bias.set_data(Tensor(rng.standard_normal(d_out).astype(np.float32)))
+        self.joint = joint
+
+    def construct(self, x, z=None):
+        if self.joint:
+            return self.fc(ops.concat((x, z), 1)).squeeze(-1)
+        return self.fc(x)
+
+    def numpy(self, x, z=None):
+        w, b = self.fc.weight.asnumpy(), self.fc.bias.asnumpy()
+        h = np.concatenate([x, z], 1) if self.joint else x
+        out = h @ w.T + b
+        return out[:, 0] if self.joint else out
+
+
+def softplus(v):
+    return np.logaddexp(0.0, v)
+
+
+def tiny_ali(stochastic: bool):
+    G = Linear(Z_DIM, X_DIM, 0)
+    E = Linear(X_DIM, Z_DIM * (2 if stochastic else 1), 1)
+    D = Linear(X_DIM + Z_DIM, 1, 2, joint=True)
+    ali = build_ali(G, E, D, z_dim=Z_DIM, batch_size=B, loss=NONSATURATING,
+                    g_optimizer=Adam(0.1), d_optimizer=Adam(0.1), stochastic=stochastic)
+    return ali, G, E, D
+
+
+def inputs(seed: int):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(np.float32) for s in ((B, X_DIM), (B, Z_DIM),
+                                                                  (B, Z_DIM))]
+
+
+def encode(E, x, eps, stochastic):
+    h = E.numpy(x)
+    return h[:, :Z_DIM] + np.exp(h[:, Z_DIM:]) * eps if stochastic else h
+
+
+def snapshot(cells):
+    return [p.asnumpy().copy() for c in cells for p in c.trainable_params()]
+
+
+def changed(before, cells):
+    return [not np.array_equal(a, p.asnumpy())
+            for a, p in zip(before, [p for c in cells for p in c.trainable_params()])]
+
+
+@pytest.mark.parametrize("stochastic", [False, True])
+def test_losses_match_numpy_with_swapped_labels(stochastic):
+    ali, G, E, D = tiny_ali(stochastic)
+    x, eps, z = inputs(0)
+    d_real = D.numpy(x, encode(E, x, eps, stochastic))  # (x, E(x)): labelled real by D
+    d_fake = D.numpy(G.numpy(z), z)  # (G(z), z): labelled fake by D
+    want_d = softplus(-d_real).mean() + softplus(d_fake).mean()
+    before = snapshot([G, E, D])
+    loss, aux = ali.discriminator.step(Tensor(x), Tensor(eps), Tensor(z))
+    np.testing.assert_allclose(float(loss.asnumpy()), want_d, rtol=1e-5)
+    np.testing.assert_allclose(float(aux["real"].asnumpy()), d_real.mean(), rtol=1e-5)
+    # D's step moved D only
+    moved = changed(before, [G, E, D])
+    n_g, n_e = len(G.trainable_params()), len(E.trainable_params())
+    assert not any(moved[: n_g + n_e]) and all(moved[n_g + n_e:])
+
+    d_real = D.numpy(x, encode(E, x, eps, stochastic))  # with D's new weights
+    d_fake = D.numpy(G.numpy(z), z)
+    want_ge = softplus(-d_fake).mean() + softplus(d_real).mean()  # labels swapped
+    before = snapshot([G, E, D])
+    loss, _ = ali.generator.step(Tensor(x), Tensor(eps), Tensor(z))
+    np.testing.assert_allclose(float(loss.asnumpy()), want_ge, rtol=1e-5)
+    moved = changed(before, [G, E, D])  # the G/E step moves both G and E, not D
+    assert all(moved[: n_g + n_e]) and not any(moved[n_g + n_e:])
+
+
+def test_stochastic_noise_is_drawn_on_the_host():
+    ali, *_ = tiny_ali(stochastic=True)
+
+    class Data:
+        def next_batch(self):
+            return (np.ones((B, X_DIM), np.float32),)
+
+    from gantrain.context import StepContext
+
+    phase = ali.schedule.phases[0]
+    a = phase.inputs(StepContext(Data(), np.random.default_rng(7)))
+    b = phase.inputs(StepContext(Data(), np.random.default_rng(7)))
+    assert a[1].shape == (B, Z_DIM) and a[2].shape == (B, Z_DIM)
+    np.testing.assert_array_equal(a[1].asnumpy(), b[1].asnumpy())
+    assert not np.array_equal(a[1].asnumpy(), a[2].asnumpy())
+
+
+SMALL_2D = ["train.progress=false", "train.log_every=10", "train.samples=200",
+            "data.batch_size=96"]
+
+
+class LossTrace(Hook):
+    def __init__(self) -> None:
+        self.trace = []
+
+    def after_iteration(self, loop):
+        self.trace += [(loop.iteration, k, float(v[0].asnumpy())) for k, v in loop.outputs.items()]
+
+
+def fingerprint(run):
+    return {f"{n}/{p.name}": hashlib.sha256(p.asnumpy().tobytes()).hexdigest()
+            for n, params in run.players().items() for p in params}
+
+
+def test_stochastic_run_resumes_exactly(tmp_path):
+    """Restoring the checkpoint of iteration 6 and training on repeats iterations 7-10 to the
+    last bit: the encoder noise comes from the saved host RNG (in-graph noise would not)."""
+    overrides = SMALL_2D + ["encoder.args.stochastic=true", "train.steps=10",
+                            "train.sample_every=1000", "train.checkpoint_every=6"]
+    run = build_run(load_config("ali_2d_ring", overrides), tmp_path / "a")
+    assert run.ali.stochastic
+    trace = LossTrace()
+    run.loop.hooks.append(trace)
+    run.train()
+    first, straight = trace.trace, fingerprint(run)
+    trace.trace = []
+    assert run.restore(tmp_path / "a/checkpoints/step_00000006") == 6
+    run.train()
+    assert trace.trace == [t for t in first if t[0] > 6] and len(trace.trace) == 8
+    again = fingerprint(run)
+    assert [k for k in straight if straight[k] != again[k]] == []
+
+
+def test_2d_preset_reports_mixture_metrics(in_tmp):
+    config = load_config("ali_2d_grid", SMALL_2D + [
+        "train.steps=30", "train.sample_every=30", "train.checkpoint_every=30"])
+    run = build_run(config, "runs/ali")
+    run.train()
+    report = run.last_report
+    assert report is not None and report.total_modes == 25 and report.samples == 200
+    assert (in_tmp / "runs/ali/samples/step_000030.png").is_file()
+    evals = [json.loads(line) for line in open("runs/ali/metrics.jsonl")]
+    evals = [r for r in evals if r.get("kind") == "eval"]
+    assert {"eval/modes", "eval/high_quality", "eval/reverse_kl", "eval/recon_mse"} <= set(
+        evals[-1])
+    assert main(["sample", "runs/ali", "--n", "50", "--out", "s.npy"]) == 0
+    assert np.load("s.npy").shape == (50, 2)
+    assert np.load("s_recon.npy").shape == (50, 2, 2)  # (x, G(E(x))) pairs
+
+
+def test_digits_run_writes_reconstructions_and_samples(in_tmp, capsys):
+    overrides = ["data.args={n = 256, size = 28}", "data.batch_size=16",
+                 "generator.args.width=8", "encoder.args.width=8", "discriminator.args.width=8",
+                 "discriminator.args.z_width=16", "discriminator.args.joint_width=16",
+                 "train.steps=4", "train.sample_every=4", "train.checkpoint_every=4",
+                 "train.log_every=2", "train.grid=16"]
+    assert main(["train", "ali_digits", "--name", "d", *sum([["--set", o] for o in overrides],
+                                                            [])]) == 0
+    folder = in_tmp / "runs/d/samples"
+    assert (folder / "recon_step_000004.png").is_file() and (folder / "recon_final.png").is_file()
+    records = [json.loads(line) for line in open("runs/d/metrics.jsonl")]
+    last = [r for r in records if r.get("kind") == "eval"][-1]
+    assert last["eval/recon_mse"] > 0 and last["eval/recon_mse_shuffled"] > 0
+    from PIL import Image
+
+    # 4 pairs of rows of 8 images (x, G(E(x))), 28 px + 2 px padding, scaled 2x
+    assert Image.open(folder / "recon_final.png").size == (2 * (8 * 30 + 2), 2 * (8 * 30 + 2))
+    capsys.readouterr()
+    assert main(["sample", "runs/d", "--n", "16", "--grid", "out/s.png"]) == 0
+    assert "reconstructions" in capsys.readouterr().out
+    assert (in_tmp / "out/s.png").is_file() and (in_tmp / "out/s_recon.png").is_file()
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["encoder.args.z_dim=3"], r"encoder .* returned shape \(2, 3\).*expected \(2, 2\) "
+                               r"\(deterministic: z_dim"),
+    (["encoder.args.z_dim=1", "encoder.args.stochastic=true"],
+     r"returned shape \(2, 2\).*expected \(2, 4\) \(stochastic: 2\*z_dim"),
+    (["gan.pack=2"], r"task 'ali' does not implement gan.pack = 2"),
+])
+def test_config_mistakes_are_named(overrides, message, tmp_path):
+    with pytest.raises(ConfigError, match=message):
+        build_run(load_config("ali_2d_ring", overrides), tmp_path / "run")
