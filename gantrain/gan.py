@@ -244,6 +244,11 @@ def build_gan(
     if policy and image_size is None:
         raise ValueError("augment needs image_size=(H, W) of the images")
     aug = _augmenter(policy)
+    # D's step runs G too, and a graph bakes in each net's train flag when it compiles (shared
+    # notes item 10). D compiles first, before G's own step would set G to train: without
+    # this, D would learn from fakes made with G's BatchNorm running statistics.
+    for net in (G, D):
+        net.set_train(True)
     d_player = Player(
         "D", D, _d_loss_fn(g_apply, d_apply, loss, penalty, aug, classify, aux_weight),
         d_optimizer,

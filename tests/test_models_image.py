@@ -223,3 +223,29 @@ def test_conditional_sngan_trains_under_jit():
     assert np.all(np.isfinite(losses))
     assert len(_changed(g, before_g)) == len(before_g)
     assert len(_changed(d, before_d)) == len(before_d)
+
+
+def test_discriminator_step_runs_the_generator_in_training_mode():
+    """Regression: D's step compiles before G's, and a graph keeps the train flag of each net
+    at compile time. D must see fakes made with batch statistics, as G's own step makes them."""
+    from gantrain import Adam
+    from gantrain.context import StepContext
+    from gantrain.gan import build_gan
+    from gantrain.losses import get_loss
+
+    g = dcgan.Generator(z_dim=Z, channels=1, size=28, width=8)
+    d = dcgan.Discriminator(channels=1, size=28, width=8)
+    gan = build_gan(g, d, z_dim=Z, batch_size=4, loss=get_loss("nonsaturating"),
+                    g_optimizer=Adam(1e-3), d_optimizer=Adam(1e-3))
+    stats = [p for p in g.get_parameters() if "moving_mean" in p.name]
+    before = [p.asnumpy().copy() for p in stats]
+
+    class Real:
+        def next_batch(self):
+            return (np.random.default_rng(0).uniform(-1, 1, (4, 1, 28, 28)).astype(np.float32),)
+
+    ctx = StepContext(Real(), np.random.default_rng(0))
+    d_phase = gan.schedule.phases[0]
+    d_phase.target.step(*d_phase.inputs(ctx))
+    # in training mode BatchNorm normalizes with the batch and updates its running mean
+    assert stats and all(not np.allclose(b, p.asnumpy()) for b, p in zip(before, stats))
