@@ -169,8 +169,8 @@ def bench(preset: str, args: argparse.Namespace, torch_loop) -> dict:
     # Calibrate: iterations per round so that gantrain's round takes about --seconds.
     iters = args.iters
     if iters is None:
-        rate = 3 / time_gantrain(run, 3)
-        iters = max(3, int(rate * args.seconds))
+        rate = 2 / time_gantrain(run, 2)
+        iters = max(args.min_iters, int(rate * args.seconds))
     batch = run.data.source.next_batch()
     cols = {f"{m}_{c}": [] for m in args.modes for c in ("gantrain", "handwritten", "torch")}
     steps = []
@@ -239,7 +239,10 @@ def main() -> None:
     p.add_argument("--presets", nargs="+", default=PRESETS)
     p.add_argument("--seconds", type=float, default=8.0, help="target seconds per round (a)")
     p.add_argument("--iters", type=int, help="iterations per round (default: from --seconds)")
+    p.add_argument("--min-iters", type=int, default=2, help="floor of the calibrated iters")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--torch-threads", type=int,
+                   help="torch.set_num_threads (default: MindSpore's runtime_num_threads)")
     p.add_argument("--modes", nargs="+", default=["loader", "memory"],
                    choices=["loader", "memory"])
     p.add_argument("--set", dest="overrides", action="append", default=[])
@@ -252,7 +255,7 @@ def main() -> None:
     if args.quick:
         args.iters, args.rounds = args.iters or 3, 1
     runtime.setup("CPU", 0)
-    args.threads = int(ms.get_context("runtime_num_threads"))
+    args.threads = args.torch_threads or int(ms.get_context("runtime_num_threads"))
     torch_loop = None
     if not args.no_torch:
         try:
