@@ -6,7 +6,7 @@ Prints one JSON line: seconds spent importing gantrain + mindspore, building the
 nets, players; the dataset build is timed on its own), compiling each player's step (first call
 minus a second call), the first loop iteration after that, the total from process start to the
 end of the first iteration, and the peak RSS after ``--iters`` more iterations. ``--long N``
-also reports the resident set size at iteration 100 and N (growth over a long run).
+also reports the resident set size every 100 iterations up to N (growth over a long run).
 """
 
 from __future__ import annotations
@@ -88,14 +88,14 @@ def main() -> None:
     }
     run.loop.run(1 + args.iters)
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    if args.long:
-        run.loop.run(100)
-        out["rss_at_100_mb"] = round(rss_mb())
-        t = time.perf_counter()
-        run.loop.run(args.long)
-        out["rss_at_long_mb"] = round(rss_mb())
-        out["long_iterations"] = args.long
-        out["long_it_s"] = round((args.long - 100) / (time.perf_counter() - t), 3)
+    if args.long:  # RSS every 100 iterations, printed as it goes (a slow run still reports)
+        out["rss_mb_by_iteration"] = {}
+        t, start = time.perf_counter(), run.loop.iteration
+        for stop in range(100, args.long + 1, 100):
+            run.loop.run(stop)
+            out["rss_mb_by_iteration"][stop] = round(rss_mb())
+            print(json.dumps({"iteration": stop, "rss_mb": round(rss_mb())}), flush=True)
+        out["long_it_s"] = round((args.long - start) / (time.perf_counter() - t), 3)
         out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print(json.dumps(out), flush=True)
 
