@@ -8,7 +8,8 @@ For each preset, interleaved round by round (a, b, c, a, b, c, ...) so that the 
 noisy machine:
 
 * (a) ``gantrain``: the preset's full training loop (hooks, logging, sampling and checkpoints at
-  the preset's intervals; progress bar off);
+  the preset's intervals; progress bar off; the end-of-run sample and checkpoint, which a
+  training run does once, are not repeated at the end of every timed round);
 * (b) ``handwritten``: the same nets, batch, optimizers, loss, penalty and EMA in the seed style
   (``scripts/bench_handwritten.py``);
 * (c) ``torch``: the same architecture and recipe in PyTorch eager (``scripts/torch_baseline.py``),
@@ -156,6 +157,9 @@ def bench(preset: str, args: argparse.Namespace, torch_loop) -> dict:
     config: Config = load_config(preset, ["train.progress=false", *overrides])
     run = Run(config, Path(tempfile.mkdtemp(prefix="gantrain-bench-")) / "run")
     run.loop.run(1)
+    for hook in run.loop.hooks:  # each timed round is a loop.run(); a training run ends once
+        if hasattr(hook, "at_end"):
+            hook.at_end = False
     reason = supported(config)
     hand = None
     if not reason:
