@@ -3,6 +3,7 @@
     python scripts/benchmark.py [--presets gan_2d_grid dcgan_digits ...] [--seconds 8]
                                 [--rounds 3] [--modes loader memory] [--set KEY=VALUE ...]
                                 [--out benchmark.json] [--quick] [--no-torch] [--rss-long]
+    python scripts/benchmark.py --table benchmark.json   # the markdown tables of a result
 
 For each preset, interleaved round by round (a, b, c, a, b, c, ...) so that the ratios survive a
 noisy machine:
@@ -238,7 +239,32 @@ def fmt(s: dict | None) -> str:
     return f"{s['median']} ({s['min']}-{s['max']})" if s else "-"
 
 
+def table(result: dict) -> str:
+    """The results as the markdown table of docs/performance.md."""
+    lines = ["| preset | data | gantrain it/s (min-max) | hand-written | torch | a/b | a/c |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for row in result["presets"]:
+        for mode in ("loader", "memory"):
+            if mode in row:
+                r = row[mode]
+                lines.append(f"| {row['preset']} | {mode} | {fmt(r['gantrain_it_s'])} | "
+                             f"{fmt(r['handwritten_it_s'])} | {fmt(r['torch_it_s'])} | "
+                             f"{r['ratio_gantrain_handwritten']} | {r['ratio_gantrain_torch']} |")
+    lines += ["", "| preset | outside steps | first iteration (import, build, compile D, G) | "
+              "peak RSS |", "| --- | --- | --- | --- |"]
+    for row in result["presets"]:
+        st = row["startup"]
+        compile_s = ", ".join(f"{v} s" for v in st["compile_s"].values())
+        lines.append(f"| {row['preset']} | {100 * row['outside_steps_share']:.0f}% | "
+                     f"{st['time_to_first_iteration_s']} s ({st['import_s']} s, {st['build_s']} s,"
+                     f" {compile_s}) | {st['peak_rss_mb']} MB |")
+    return "\n".join(lines)
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--table":  # markdown from a saved result
+        print(table(json.loads(Path(sys.argv[2]).read_text())))
+        return
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--presets", nargs="+", default=PRESETS)
     p.add_argument("--seconds", type=float, default=8.0, help="target seconds per round (a)")
@@ -283,6 +309,7 @@ def main() -> None:
               flush=True)
         result["environment"]["load_average_end"] = os.getloadavg()
         Path(args.out).write_text(json.dumps(result, indent=1))
+    print(table(result))
 
 
 if __name__ == "__main__":
