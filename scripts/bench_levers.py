@@ -1,0 +1,204 @@
+"""Measure one runtime lever at a time on a preset's compiled steps (docs/performance.md).
+
+    python scripts/bench_levers.py compare --variant NAME:ENV=V,...:ARG ... [--rounds 3]
+    python scripts/bench_levers.py profile [--preset dcgan_digits] [--set KEY=VALUE ...]
+
+``compare`` runs each variant in its own fresh process (environment variables such as
+``ONEDNN_MAX_CPU_ISA`` only act before mindspore loads; thread counts and jit levels before the
+first compile), interleaved round by round (A, B, A, B, ...), and prints the median D+G
+iterations/s of gantrain's steps called back to back. A variant is
+``name:ENV=V,ENV2=V2:--threads 1 --jit-level O1`` (both parts optional).
+
+``profile`` times the pieces of one iteration in separate jitted functions: G forward, D forward,
+each player's loss + gradients without the update, the whole player steps, the EMA update.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+
+
+def _child(argv: list[str]) -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--preset", default="dcgan_digits")
+    p.add_argument("--set", dest="overrides", action="append", default=[])
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--threads", type=int)
+    p.add_argument("--inter-op", type=int)
+    p.add_argument("--jit-level")
+    args = p.parse_args(argv)
+    import gantrain  # noqa: F401
+
+    # isort: split
+    import functools
+
+    import mindspore as ms
+
+    if args.jit_level:
+        ms.jit = functools.partial(ms.jit, jit_level=args.jit_level)
+    from gantrain import runtime
+    from gantrain.config import load_config
+    from gantrain.run import Run
+
+    runtime.setup("CPU", 0)
+    if args.threads:
+        ms.set_context(runtime_num_threads=args.threads)
+    if args.inter_op is not None:
+        ms.set_context(inter_op_parallel_num=args.inter_op)
+    config = load_config(args.preset, ["train.progress=false", *args.overrides])
+    run = Run(config, Path(tempfile.mkdtemp(prefix="gantrain-lever-")) / "run")
+    run.loop.run(2)
+    ctx, calls = run.loop.ctx, []
+    for phase in run.schedule.phases:
+        if phase.every == 1:
+            calls += [(phase.target, phase.inputs(ctx))] * phase.repeats
+    start = time.perf_counter()
+    for _ in range(args.iters):
+        for target, inputs in calls:
+            out = target.step(*inputs)
+    out[0].asnumpy()
+    rate = args.iters / (time.perf_counter() - start)
+    print(json.dumps({"it_s": rate, "threads": ms.get_context("runtime_num_threads")}))
+
+
+def _parse_variant(spec: str) -> tuple[str, dict[str, str], list[str]]:
+    name, _, rest = spec.partition(":")
+    env_part, _, arg_part = rest.partition(":")
+    env = dict(kv.split("=", 1) for kv in env_part.split(",") if kv)
+    return name, env, shlex.split(arg_part)
+
+
+def compare(args: argparse.Namespace) -> None:
+    variants = [_parse_variant(v) for v in args.variant]
+    rates: dict[str, list[float]] = {name: [] for name, _, _ in variants}
+    common = ["--preset", args.preset, "--iters", str(args.iters)]
+    for o in args.overrides:
+        common += ["--set", o]
+    for _ in range(args.rounds):
+        for name, env, extra in variants:
+            cmd = [sys.executable, str(HERE), "_child", *common, *extra]
+            out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True)
+            if out.returncode:
+                print(f"{name}: failed\n{out.stderr[-1500:]}", flush=True)
+                rates[name].append(float("nan"))
+                continue
+            rates[name].append(json.loads(out.stdout.strip().splitlines()[-1])["it_s"])
+            print(f"  {name}: {rates[name][-1]:.3f} it/s", flush=True)
+    base = statistics.median(rates[variants[0][0]])
+    print(f"load average {os.getloadavg()}")
+    for name, xs in rates.items():
+        med = statistics.median(xs)
+        print(f"{name}: median {med:.3f} it/s (min {min(xs):.3f}, max {max(xs):.3f}), "
+              f"x{med / base:.2f} vs {variants[0][0]}")
+
+
+def _timeit(fn, *inputs, n: int = 10) -> float:
+    out = fn(*inputs)
+    _sync(out)
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        _sync(fn(*inputs))
+        times.append(time.perf_counter() - t)
+    return 1000 * statistics.median(times)
+
+
+def _sync(out) -> None:
+    while isinstance(out, (tuple, list)):
+        out = out[0]
+    out.asnumpy()
+
+
+def profile(args: argparse.Namespace) -> None:
+    import gantrain  # noqa: F401
+
+    # isort: split
+    import mindspore as ms
+    from mindspore import ops
+
+    from gantrain import runtime
+    from gantrain.config import load_config
+    from gantrain.run import Run
+
+    runtime.setup("CPU", 0)
+    config = load_config(args.preset, ["train.progress=false", *args.overrides])
+    run = Run(config, Path(tempfile.mkdtemp(prefix="gantrain-prof-")) / "run")
+    run.loop.run(1)
+    G, D = run.gan.generator.nets["G"], run.gan.discriminator.nets["D"]
+    ctx = run.loop.ctx
+    phases = {p.name: p for p in run.schedule.phases}
+    d_in = phases["D"].inputs(ctx)
+    g_in = phases["G"].inputs(ctx)
+    real, z = d_in[0], d_in[2]
+
+    @ms.jit
+    def g_fwd(z):
+        return G(z)
+
+    @ms.jit
+    def d_fwd(x):
+        return D(x)
+
+    d_loss = run.gan.discriminator._objectives[""]
+    g_loss = run.gan.generator._objectives[""]
+    d_grad = ms.value_and_grad(d_loss, None, run.gan.discriminator.optimizer.parameters,
+                               has_aux=True)
+    g_grad = ms.value_and_grad(g_loss, None, run.gan.generator.optimizer.parameters,
+                               has_aux=True)
+
+    @ms.jit
+    def d_grads(*inputs):
+        (loss, _), grads = d_grad(*inputs)
+        return ops.depend(loss, grads)
+
+    @ms.jit
+    def g_grads(*inputs):
+        (loss, _), grads = g_grad(*inputs)
+        return ops.depend(loss, grads)
+
+    fake = g_fwd(z)
+    rows = {
+        "G forward": _timeit(g_fwd, z),
+        "D forward (real)": _timeit(d_fwd, real),
+        "D forward (fake)": _timeit(d_fwd, fake),
+        "D loss + grads (2 D fwd/bwd, 1 G fwd)": _timeit(d_grads, *d_in),
+        "D step (+ grad norm + Adam)": _timeit(run.gan.discriminator.step, *d_in),
+        "G loss + grads (G and D fwd/bwd)": _timeit(g_grads, *g_in),
+        "G step (+ grad norm + Adam + EMA)": _timeit(run.gan.generator.step, *g_in),
+    }
+    print(f"{args.preset}, batch {config.data.batch_size}, load {os.getloadavg()}")
+    for k, v in rows.items():
+        print(f"| {k} | {v:.1f} ms |")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "_child":
+        _child(sys.argv[2:])
+        return
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    for name in ("compare", "profile"):
+        s = sub.add_parser(name)
+        s.add_argument("--preset", default="dcgan_digits")
+        s.add_argument("--set", dest="overrides", action="append", default=[])
+    c = sub.choices["compare"]
+    c.add_argument("--variant", action="append", required=True)
+    c.add_argument("--rounds", type=int, default=3)
+    c.add_argument("--iters", type=int, default=20)
+    args = p.parse_args()
+    compare(args) if args.command == "compare" else profile(args)
+
+
+if __name__ == "__main__":
+    main()
