@@ -65,3 +65,17 @@ def save_gif(path: str | Path, frames: Sequence[str | Path], duration_ms: int = 
     path = Path(path)
     images[0].save(path, save_all=True, append_images=images[1:], duration=durations, loop=0)
     return path
+
+
+def finish_grids(folder: str | Path, pattern: str = "step_*.png", final: str = "final.png",
+                 gif: str | None = "progress.gif") -> None:
+    """At the end of a run: copy the newest grid matching ``pattern`` in ``folder`` to
+    ``final`` and, unless ``gif`` is None, animate all of them, in order, into ``gif``."""
+    import shutil
+
+    folder = Path(folder)
+    frames = sorted(folder.glob(pattern))
+    if frames:
+        shutil.copyfile(frames[-1], folder / final)
+        if gif is not None:
+            save_gif(folder / gif, frames)

@@ -7,7 +7,6 @@ what all runs share (folder, checkpoints, guard, hooks) is in :mod:`gantrain.run
 from __future__ import annotations
 
 import importlib
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -184,18 +183,11 @@ class Run(BaseRun):
         return self.data.dataset.x[:n]
 
     def finish(self) -> None:
-        if self.is_image:
-            self.write_final_images()
-
-    def write_final_images(self) -> None:
         """``samples/final.png`` (the last grid) and ``samples/progress.gif`` (all grids)."""
-        from .images import save_gif
+        if self.is_image:
+            from .images import finish_grids
 
-        folder = self.dir / "samples"
-        frames = sorted(folder.glob("step_*.png"))
-        if frames:
-            shutil.copyfile(frames[-1], folder / "final.png")
-            save_gif(folder / "progress.gif", frames)
+            finish_grids(self.dir / "samples")
 
 
 def load_sampler(path: str | Path, ema: bool = True) -> tuple[Sampler, Config]:

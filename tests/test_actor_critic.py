@@ -13,10 +13,11 @@ import pytest
 from gantrain.actor_critic import actor_inputs, critic_inputs
 from gantrain.cli import main
 from gantrain.config import ConfigError, load_config
-from gantrain.loop import Hook
 from gantrain.rl.cartpole import CartPole
 from gantrain.rl.rollout import nstep_returns, sample_actions
 from gantrain.run import build_run
+
+from .tracing import LossTrace
 
 FAST = ["train.progress=false", "train.log_every=5", "rl.envs=8", "rl.rollout=8",
         "rl.eval_episodes=4"]
@@ -115,21 +116,12 @@ def capture_sample(run_dir: str) -> str:
     return buf.getvalue()
 
 
-class Trace(Hook):
-    def __init__(self) -> None:
-        self.losses: list[tuple[int, str, float]] = []
-
-    def after_iteration(self, loop):
-        for phase, (loss, _) in loop.outputs.items():
-            self.losses.append((loop.iteration, phase, float(loss.asnumpy())))
-
-
 def make(folder, steps: int):
     config = load_config("a2c_cartpole", FAST + [f"train.steps={steps}",
                                                  "train.checkpoint_every=3",
                                                  "train.sample_every=100"])
     run = build_run(config, folder)
-    trace = Trace()
+    trace = LossTrace()
     run.loop.hooks.append(trace)
     return run, trace
 
@@ -142,7 +134,7 @@ def test_resume_equals_uninterrupted(tmp_path):
     resumed, resumed_trace = make(tmp_path / "b", steps=6)
     assert resumed.restore(tmp_path / "a/checkpoints/step_00000003") == 3
     resumed.train()
-    assert resumed_trace.losses == straight_trace.losses[6:]  # two phases per iteration
+    assert resumed_trace.trace == straight_trace.trace[6:]  # two phases per iteration
     for a, b in zip(straight.player_list, resumed.player_list):
         assert digest(a) == digest(b)
     assert resumed.source.state_dict() == straight.source.state_dict()

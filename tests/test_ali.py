@@ -5,7 +5,6 @@ train end to end with mixture metrics, reconstruction grids and `gantrain sample
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import numpy as np
@@ -16,9 +15,10 @@ from gantrain import Adam
 from gantrain.ali import build_ali
 from gantrain.cli import main
 from gantrain.config import ConfigError, load_config
-from gantrain.loop import Hook
 from gantrain.losses import NONSATURATING
 from gantrain.run import build_run
+
+from .tracing import LossTrace, fingerprint
 
 X_DIM, Z_DIM, B = 2, 3, 5
 
@@ -124,19 +124,6 @@ def test_stochastic_noise_is_drawn_on_the_host():
 
 SMALL_2D = ["train.progress=false", "train.log_every=10", "train.samples=200",
             "data.batch_size=96"]
-
-
-class LossTrace(Hook):
-    def __init__(self) -> None:
-        self.trace = []
-
-    def after_iteration(self, loop):
-        self.trace += [(loop.iteration, k, float(v[0].asnumpy())) for k, v in loop.outputs.items()]
-
-
-def fingerprint(run):
-    return {f"{n}/{p.name}": hashlib.sha256(p.asnumpy().tobytes()).hexdigest()
-            for n, params in run.players().items() for p in params}
 
 
 def test_stochastic_run_resumes_exactly(tmp_path):

@@ -4,7 +4,6 @@ grids, exact resume, `gantrain sample` in both directions)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import numpy as np
@@ -19,10 +18,11 @@ from gantrain.cyclegan import _g_loss_fn
 from gantrain.data.errors import DatasetError
 from gantrain.data.unpaired import digit_styles, unpaired_folder
 from gantrain.image_pool import ImagePool
-from gantrain.loop import Hook
 from gantrain.losses import LEAST_SQUARES
 from gantrain.run import build_run
 from models.cyclegan import InstanceNorm, PatchDiscriminator, ResnetGenerator
+
+from .tracing import LossTrace, fingerprint
 
 # -- networks ----------------------------------------------------------------------------------
 
@@ -181,26 +181,12 @@ TINY = ["data.args={n = 48, size = 28, test = 12}", "data.batch_size=4",
         "train.sample_every=3", "train.checkpoint_every=3", "train.grid=24"]
 
 
-class LossTrace(Hook):
-    def __init__(self) -> None:
-        self.trace: list[tuple[int, str, float]] = []
-
-    def after_iteration(self, loop):
-        for phase, (loss, _) in loop.outputs.items():
-            self.trace.append((loop.iteration, phase, float(loss.asnumpy())))
-
-
 def _make(folder, steps, extra=()):
     run = build_run(load_config("cyclegan_digits", TINY + [f"train.steps={steps}", *extra]),
                     folder)
     trace = LossTrace()
     run.loop.hooks.append(trace)
     return run, trace
-
-
-def _fingerprint(run) -> dict[str, str]:
-    return {f"{player}/{p.name}": hashlib.sha256(p.asnumpy().tobytes()).hexdigest()
-            for player, params in run.players().items() for p in params}
 
 
 @pytest.fixture(scope="module")
@@ -243,7 +229,7 @@ def test_interrupted_and_resumed_equals_uninterrupted(trained, tmp_path):
     np.testing.assert_array_equal(resumed.cg.pools["b"].images, first.cg.pools["b"].images)
     resumed.train()
     assert first_trace.trace + resumed_trace.trace == straight_trace.trace
-    assert _fingerprint(resumed) == _fingerprint(straight)
+    assert fingerprint(resumed) == fingerprint(straight)
     for key in ("a", "b"):
         np.testing.assert_array_equal(resumed.cg.pools[key].images,
                                       straight.cg.pools[key].images)

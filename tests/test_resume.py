@@ -3,14 +3,13 @@ same losses and the same weights, to the last bit, as a run that was never inter
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pytest
 
 from gantrain.config import load_config
-from gantrain.loop import Hook
 from gantrain.run import Run
+
+from .tracing import LossTrace, fingerprint
 
 CASES = {
     # transform state (gradient noise counter, accumulation buffers) and the lazy R1 phase
@@ -25,15 +24,6 @@ CASES = {
 }
 
 
-class LossTrace(Hook):
-    def __init__(self) -> None:
-        self.trace: list[tuple[int, str, float]] = []
-
-    def after_iteration(self, loop):
-        for phase, (loss, _) in loop.outputs.items():
-            self.trace.append((loop.iteration, phase, float(loss.asnumpy())))
-
-
 def make(case: str, folder, steps: int) -> tuple[Run, LossTrace]:
     preset, overrides = CASES[case]
     common = [f"train.steps={steps}", "train.progress=false", "train.log_every=1000",
@@ -43,14 +33,6 @@ def make(case: str, folder, steps: int) -> tuple[Run, LossTrace]:
     trace = LossTrace()
     run.loop.hooks.append(trace)
     return run, trace
-
-
-def fingerprint(run: Run) -> dict[str, str]:
-    out = {}
-    for player, params in run.players().items():
-        for p in params:
-            out[f"{player}/{p.name}"] = hashlib.sha256(p.asnumpy().tobytes()).hexdigest()
-    return out
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

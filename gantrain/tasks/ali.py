@@ -166,14 +166,11 @@ class ALIRun(BaseRun):
 
     def finish(self) -> None:
         """``samples/final.png`` and ``samples/recon_final.png``: the last grids."""
-        import shutil
+        from ..images import finish_grids
 
-        folder = self.dir / "samples"
-        for pattern, name in (("step_*.png", "final.png"), ("recon_step_*.png",
-                                                           "recon_final.png")):
-            frames = sorted(folder.glob(pattern))
-            if frames and self.is_image:
-                shutil.copyfile(frames[-1], folder / name)
+        if self.is_image:
+            finish_grids(self.dir / "samples", gif=None)
+            finish_grids(self.dir / "samples", "recon_step_*.png", "recon_final.png", gif=None)
 
     @classmethod
     def sample_command(cls, ckpt: Path, config: Config, args: Any) -> str:

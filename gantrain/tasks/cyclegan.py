@@ -8,7 +8,6 @@ Both generators share the config's [generator] section and both discriminators i
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -155,13 +154,9 @@ class CycleGANRun(BaseRun):
 
     def finish(self) -> None:
         """``samples/final.png`` (the last grid) and ``samples/progress.gif`` (all grids)."""
-        from ..images import save_gif
+        from ..images import finish_grids
 
-        folder = self.dir / "samples"
-        frames = sorted(folder.glob("step_*.png"))
-        if frames:
-            shutil.copyfile(frames[-1], folder / "final.png")
-            save_gif(folder / "progress.gif", frames)
+        finish_grids(self.dir / "samples")
 
     # -- gantrain sample ------------------------------------------------------------------------
 
