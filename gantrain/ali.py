@@ -27,7 +27,7 @@ from .losses import GANLoss
 from .optim import Optimizer
 from .player import Player, PostUpdate
 from .schedule import Phase, Schedule
-from .shapes import _call
+from .shapes import call_net
 from .transforms import GradientTransform
 
 
@@ -155,13 +155,13 @@ def check_ali_shapes(
     g_name, e_name, d_name = names
     n = 2
     z = Tensor(np.zeros((n, z_dim), np.float32))
-    fake = _call(G, (z,), f"generator {g_name} failed on noise of shape {(n, z_dim)}")
+    fake = call_net(G, (z,), f"generator {g_name} failed on noise of shape {(n, z_dim)}")
     if tuple(fake.shape[1:]) != tuple(sample_shape):
         raise ConfigError(
             f"generator {g_name} makes samples of shape {tuple(fake.shape[1:])} but the data "
             f"has samples of shape {tuple(sample_shape)} (check generator.args and gan.z_dim)")
     x = Tensor(np.zeros((n, *sample_shape), np.float32))
-    out = _call(E, (x,), f"encoder {e_name} failed on data of shape {(n, *sample_shape)}")
+    out = call_net(E, (x,), f"encoder {e_name} failed on data of shape {(n, *sample_shape)}")
     want = 2 * z_dim if stochastic else z_dim
     if out.shape != (n, want):
         form = ("stochastic: 2*z_dim, mean and log-sigma" if stochastic
@@ -170,7 +170,7 @@ def check_ali_shapes(
             f"encoder {e_name} returned shape {out.shape} for data of shape "
             f"{(n, *sample_shape)}; expected {(n, want)} ({form}, gan.z_dim = {z_dim}; "
             "encoder.args.stochastic picks the form)")
-    logits = _call(D, (x, z), f"discriminator {d_name} cannot take the pair (x, z) of shapes "
+    logits = call_net(D, (x, z), f"discriminator {d_name} cannot take the pair (x, z) of shapes "
                    f"{(n, *sample_shape)} and {(n, z_dim)}")
     if logits.size != n:
         raise ConfigError(f"discriminator {d_name} returned shape {logits.shape} for {n} "

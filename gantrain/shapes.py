@@ -17,7 +17,9 @@ def _first_line(e: Exception) -> str:
     return lines[0] if lines else type(e).__name__
 
 
-def _call(net: nn.Cell, args: tuple, what: str) -> np.ndarray:
+def call_net(net: nn.Cell, args: tuple, what: str) -> np.ndarray:
+    """``net(*args)`` in eval mode as numpy (the first output of a tuple); a failure becomes a
+    ConfigError that starts with ``what``. Used by the shape checks of every recipe."""
     was_training = net.training
     net.set_train(False)  # no BatchNorm statistics move during the check
     try:
@@ -41,7 +43,7 @@ def check_shapes(
     z = Tensor(np.zeros((n, z_dim), np.float32))
     y = Tensor(np.zeros(n, np.int32))
     g_args = (z, y) if num_classes else (z,)
-    fake = _call(G, g_args, f"generator {g_name} failed on noise of shape {(n, z_dim)}")
+    fake = call_net(G, g_args, f"generator {g_name} failed on noise of shape {(n, z_dim)}")
     if tuple(fake.shape[1:]) != tuple(sample_shape):
         raise ConfigError(
             f"generator {g_name} makes samples of shape {tuple(fake.shape[1:])} but the data "
@@ -50,7 +52,7 @@ def check_shapes(
         )
     x = np.zeros((n // pack, pack * sample_shape[0], *sample_shape[1:]), np.float32)
     d_args = (Tensor(x), Tensor(np.zeros(n // pack, np.int32))) if num_classes else (Tensor(x),)
-    out = _call(
+    out = call_net(
         D, d_args,
         f"discriminator {d_name} cannot take input of shape {x.shape} (generator {g_name} "
         f"makes {tuple(fake.shape[1:])}" + (f", packed x{pack}" if pack > 1 else "") + ")",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from mindspore import Tensor, nn, ops
 from mindspore.common.initializer import Normal
 
-from models.dcgan import _GEOMETRY, SIZES, _DownBlock
+from models.dcgan import GEOMETRY, SIZES, DownBlock
 from models.layers import check_choice, check_positive_int, make_activation
 from models.mlp import _mlp
 
@@ -54,10 +54,10 @@ def _conv_trunk(channels: int, size: int, width: int, norm: str, activation: str
     check_choice("size", size, SIZES)
     check_positive_int("width", width)
     check_positive_int("channels", channels)
-    end, n_down = _GEOMETRY[size]
+    end, n_down = GEOMETRY[size]
     widths = [width * 2 ** i for i in range(n_down)]
-    blocks = [_DownBlock(channels, widths[0], "none", activation, init_std)]
-    blocks += [_DownBlock(widths[i - 1], widths[i], norm, activation, init_std)
+    blocks = [DownBlock(channels, widths[0], "none", activation, init_std)]
+    blocks += [DownBlock(widths[i - 1], widths[i], norm, activation, init_std)
                for i in range(1, n_down)]
     return nn.SequentialCell(blocks), widths[-1] * end * end
 

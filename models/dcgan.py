@@ -47,7 +47,7 @@ G_NORMS = ("batch", "none")
 D_NORMS = ("none", "batch", "spectral")
 G_CONDS = ("concat", "cbn")
 # size -> (resolution of the first / last feature map, number of stride-2 layers)
-_GEOMETRY = {28: (7, 2), 32: (4, 3), 64: (4, 4)}
+GEOMETRY = {28: (7, 2), 32: (4, 3), 64: (4, 4)}
 
 
 def _check_common(size: int, width: int, channels: int, activation: str, num_classes: int) -> None:
@@ -102,7 +102,7 @@ class Generator(nn.Cell):
         check_positive_int("embed_dim", embed_dim)
         if num_classes > 0 and cond == "cbn" and norm != "batch":
             raise ValueError(f"cond='cbn' needs norm='batch'; got norm={norm!r}")
-        start, n_up = _GEOMETRY[size]
+        start, n_up = GEOMETRY[size]
         widths = [width * 2 ** (n_up - 1 - i) for i in range(n_up)]  # e.g. 64: [8w, 4w, 2w, w]
         self.start = start
         self.widths0 = widths[0]
@@ -136,7 +136,7 @@ class Generator(nn.Cell):
         return self.tanh(self.to_image(h))
 
 
-class _DownBlock(nn.Cell):
+class DownBlock(nn.Cell):
     """4x4 stride-2 conv (halves H and W) -> optional norm -> activation."""
 
     def __init__(self, in_ch: int, out_ch: int, norm: str, activation: str,
@@ -177,11 +177,11 @@ class Discriminator(nn.Cell):
         _check_common(size, width, channels, activation, num_classes)
         check_choice("norm", norm, D_NORMS)
         check_head_args(num_classes, projection, aux_classifier)
-        end, n_down = _GEOMETRY[size]
+        end, n_down = GEOMETRY[size]
         widths = [width * 2 ** i for i in range(n_down)]  # e.g. 64: [w, 2w, 4w, 8w]
         first_norm = "spectral" if norm == "spectral" else "none"  # no BN on the input layer
-        blocks = [_DownBlock(channels, widths[0], first_norm, activation, init_std)]
-        blocks += [_DownBlock(widths[i - 1], widths[i], norm, activation, init_std)
+        blocks = [DownBlock(channels, widths[0], first_norm, activation, init_std)]
+        blocks += [DownBlock(widths[i - 1], widths[i], norm, activation, init_std)
                    for i in range(1, n_down)]
         self.blocks = nn.SequentialCell(blocks)
         self.flatten = nn.Flatten()
