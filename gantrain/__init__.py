@@ -10,29 +10,29 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .runtime import prepare_environment
+from .engine.runtime import prepare_environment
 
 prepare_environment()  # before anything below imports mindspore
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Player": "player", "PostUpdate": "player", "Objective": "player",
-    "Phase": "schedule", "Schedule": "schedule",
-    "Loop": "loop", "Hook": "loop",
-    "StepContext": "context",
-    "MetricsLogger": "hooks", "Periodic": "hooks", "JsonlWriter": "hooks",
-    "GradientTransform": "transforms", "Chain": "transforms", "ClipByGlobalNorm": "transforms",
-    "ClipByValue": "transforms", "Scale": "transforms", "GaussianNoise": "transforms",
-    "Adam": "optim", "SGD": "optim", "RMSProp": "optim", "LinearDecay": "optim",
-    "CosineDecay": "optim",
-    "GANLoss": "losses", "get_loss": "losses",
-    "make_gradient_penalty": "penalties", "make_r1": "penalties", "ClipWeights": "penalties",
-    "GAN": "gan", "Penalty": "gan", "build_gan": "gan",
-    "Sampler": "sampling",
-    "Config": "config", "ConfigError": "config", "load_config": "config",
-    "Run": "run", "load_sampler": "run", "build_run": "run", "BaseRun": "runbase",
-    "setup": "runtime",
+    "Player": "engine.player", "PostUpdate": "engine.player", "Objective": "engine.player",
+    "Phase": "engine.schedule", "Schedule": "engine.schedule",
+    "Loop": "engine.loop", "Hook": "engine.loop",
+    "StepContext": "engine.context",
+    "MetricsLogger": "engine.hooks", "Periodic": "engine.hooks", "JsonlWriter": "engine.hooks",
+    "GradientTransform": "engine.transforms", "Chain": "engine.transforms", "ClipByGlobalNorm": "engine.transforms",
+    "ClipByValue": "engine.transforms", "Scale": "engine.transforms", "GaussianNoise": "engine.transforms",
+    "Adam": "engine.optim", "SGD": "engine.optim", "RMSProp": "engine.optim", "LinearDecay": "engine.optim",
+    "CosineDecay": "engine.optim",
+    "GANLoss": "blocks.losses", "get_loss": "blocks.losses",
+    "make_gradient_penalty": "blocks.penalties", "make_r1": "blocks.penalties", "ClipWeights": "blocks.penalties",
+    "GAN": "recipes.gan.build", "Penalty": "recipes.gan.build", "build_gan": "recipes.gan.build",
+    "Sampler": "engine.sampling",
+    "Config": "config.schema", "ConfigError": "config.schema", "load_config": "config.schema",
+    "Run": "recipes.gan.run", "load_sampler": "recipes.gan.run", "build_run": "recipes.gan.run", "BaseRun": "recipes.base",
+    "setup": "engine.runtime",
 }
 
 __all__ = sorted(_EXPORTS)

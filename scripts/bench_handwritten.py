@@ -17,9 +17,9 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 
-from gantrain.config import Config
-from gantrain.imports import build_cell
-from gantrain.losses import get_loss
+from gantrain.blocks.losses import get_loss
+from gantrain.config.imports import build_cell
+from gantrain.config.schema import Config
 
 
 def supported(c: Config) -> str:

@@ -22,8 +22,8 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn, ops
 
-from gantrain import runtime
-from models.sngan import upsample_nearest2x
+from gantrain.engine import runtime
+from gantrain.models.sngan import upsample_nearest2x
 
 
 class Deconv(nn.Cell):

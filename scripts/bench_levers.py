@@ -47,9 +47,9 @@ def _child(argv: list[str]) -> None:
 
     if args.jit_level:
         ms.jit = functools.partial(ms.jit, jit_level=args.jit_level)
-    from gantrain import runtime
-    from gantrain.config import load_config
-    from gantrain.run import Run
+    from gantrain.config.schema import load_config
+    from gantrain.engine import runtime
+    from gantrain.recipes.gan.run import Run
 
     runtime.setup("CPU", 0)
     if args.threads:
@@ -127,9 +127,9 @@ def profile(args: argparse.Namespace) -> None:
     import mindspore as ms
     from mindspore import ops
 
-    from gantrain import runtime
-    from gantrain.config import load_config
-    from gantrain.run import Run
+    from gantrain.config.schema import load_config
+    from gantrain.engine import runtime
+    from gantrain.recipes.gan.run import Run
 
     runtime.setup("CPU", 0)
     config = load_config(args.preset, ["train.progress=false", *args.overrides])

@@ -45,8 +45,8 @@ def main() -> None:
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--long", type=int, default=0)
     args = p.parse_args()
-    import gantrain.run as run_module
-    from gantrain.config import load_config
+    import gantrain.recipes.gan.run as run_module
+    from gantrain.config.schema import load_config
     from gantrain.data import registry
 
     data_time = []

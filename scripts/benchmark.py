@@ -45,9 +45,9 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor
 
-from gantrain import runtime
-from gantrain.config import Config, load_config
-from gantrain.run import Run
+from gantrain.config.schema import Config, load_config
+from gantrain.engine import runtime
+from gantrain.recipes.gan.run import Run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_handwritten import Handwritten, supported  # noqa: E402

@@ -5,7 +5,7 @@ The same as ``gantrain sample``; see ``gantrain sample --help``.
 
 import sys
 
-from gantrain.cli import main
+from gantrain.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["sample", *sys.argv[1:]]))

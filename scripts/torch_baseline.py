@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.parametrizations import spectral_norm
 
-from models.dcgan import GEOMETRY as _GEOMETRY  # the same layer plan as the MindSpore nets
+from gantrain.models.dcgan import GEOMETRY as _GEOMETRY  # the same layer plan as the MindSpore nets
 
 
 def _act(name: str) -> nn.Module:

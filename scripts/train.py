@@ -5,7 +5,7 @@ The same as ``gantrain train``; see ``gantrain train --help``.
 
 import sys
 
-from gantrain.cli import main
+from gantrain.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["train", *sys.argv[1:]]))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import gantrain  # noqa: F401  (must precede mindspore)
-from gantrain import runtime
+from gantrain.engine import runtime
 
 MNIST5K = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist5k"
 

@@ -10,12 +10,12 @@ import hashlib
 import numpy as np
 import pytest
 
-from gantrain.actor_critic import actor_inputs, critic_inputs
-from gantrain.cli import main
-from gantrain.config import ConfigError, load_config
-from gantrain.rl.cartpole import CartPole
-from gantrain.rl.rollout import nstep_returns, sample_actions
-from gantrain.run import build_run
+from gantrain.cli.main import main
+from gantrain.config.schema import ConfigError, load_config
+from gantrain.recipes.actor_critic.build import actor_inputs, critic_inputs
+from gantrain.recipes.actor_critic.cartpole import CartPole
+from gantrain.recipes.actor_critic.rollout import nstep_returns, sample_actions
+from gantrain.recipes.gan.run import build_run
 
 from .tracing import LossTrace
 

@@ -12,11 +12,11 @@ import pytest
 from mindspore import Tensor, nn, ops
 
 from gantrain import Adam
-from gantrain.ali import build_ali
-from gantrain.cli import main
-from gantrain.config import ConfigError, load_config
-from gantrain.losses import NONSATURATING
-from gantrain.run import build_run
+from gantrain.blocks.losses import NONSATURATING
+from gantrain.cli.main import main
+from gantrain.config.schema import ConfigError, load_config
+from gantrain.recipes.ali.build import build_ali
+from gantrain.recipes.gan.run import build_run
 
 from .tracing import LossTrace, fingerprint
 
@@ -112,7 +112,7 @@ def test_stochastic_noise_is_drawn_on_the_host():
         def next_batch(self):
             return (np.ones((B, X_DIM), np.float32),)
 
-    from gantrain.context import StepContext
+    from gantrain.engine.context import StepContext
 
     phase = ali.schedule.phases[0]
     a = phase.inputs(StepContext(Data(), np.random.default_rng(7)))

@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from mindspore import Tensor, ops  # noqa: E402
 
-from gantrain.augment import (  # noqa: E402
+from gantrain.blocks.augment import (  # noqa: E402
     POLICIES,
     DiffAugment,
     diff_augment,

@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from gantrain.config import ConfigError
-from gantrain.rl.cartpole import CartPole, make_env
+from gantrain.config.schema import ConfigError
+from gantrain.recipes.actor_critic.cartpole import CartPole, make_env
 
 
 def scalar_step(s, action):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from mindspore import Parameter, Tensor, nn
 
-import gantrain.checkpoint as ckpt
-from gantrain.checkpoint import CheckpointError
+import gantrain.engine.checkpoint as ckpt
+from gantrain.engine.checkpoint import CheckpointError
 
 
 def params(seed: int = 0, names=("P.w", "P.b"), shapes=((3, 2), (2,))):

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from gantrain import checkpoint
-from gantrain.cli import main
+from gantrain.cli.main import main
+from gantrain.engine import checkpoint
 
 TINY = ["--set", "train.steps=40", "--set", "train.log_every=10", "--set",
         "train.sample_every=20", "--set", "train.checkpoint_every=20", "--set",
@@ -73,7 +73,7 @@ def test_existing_run_dir_is_refused_and_kept(in_tmp, capsys):
         (["--set", "gan.z_dim=5"], "noise of shape (4, 5)"),
         (["--set", "discriminator.args.in_dim=3"], "cannot take input of shape"),
         (["--set", "data.dataset=imagenet"], "unknown dataset 'imagenet'"),
-        (["--set", "generator.model=gantrain.config:TrainConfig", "--set", "generator.args={}"],
+        (["--set", "generator.model=gantrain.config.schema:TrainConfig", "--set", "generator.args={}"],
          "not an nn.Cell"),
         (["--set", "optim.discriminator.name=adamw"], "optim.discriminator.name"),
     ],

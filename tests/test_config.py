@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gantrain.config import (
+from gantrain.config.schema import (
     Config,
     ConfigError,
     apply_override,

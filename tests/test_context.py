@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gantrain.context import StepContext
-from gantrain.loop import Loop
-from gantrain.schedule import Phase, Schedule
+from gantrain.engine.context import StepContext
+from gantrain.engine.loop import Loop
+from gantrain.engine.schedule import Phase, Schedule
 
 
 class CountingSource:

@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from gantrain import checkpoint
-from gantrain.cli import main
+from gantrain.cli.main import main
+from gantrain.engine import checkpoint
 
 TRIALS = 4
 

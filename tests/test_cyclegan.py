@@ -11,16 +11,16 @@ import pytest
 from mindspore import Tensor
 from PIL import Image
 
-from gantrain.checkpoint import load_parameters, save_parameters
-from gantrain.cli import main
-from gantrain.config import load_config
-from gantrain.cyclegan import _g_loss_fn
+from gantrain.blocks.image_pool import ImagePool
+from gantrain.blocks.losses import LEAST_SQUARES
+from gantrain.cli.main import main
+from gantrain.config.schema import load_config
 from gantrain.data.errors import DatasetError
 from gantrain.data.unpaired import digit_styles, unpaired_folder
-from gantrain.image_pool import ImagePool
-from gantrain.losses import LEAST_SQUARES
-from gantrain.run import build_run
-from models.cyclegan import InstanceNorm, PatchDiscriminator, ResnetGenerator
+from gantrain.engine.checkpoint import load_parameters, save_parameters
+from gantrain.models.cyclegan import InstanceNorm, PatchDiscriminator, ResnetGenerator
+from gantrain.recipes.cyclegan.build import _g_loss_fn
+from gantrain.recipes.gan.run import build_run
 
 from .tracing import LossTrace, fingerprint
 
@@ -267,7 +267,7 @@ def test_two_discriminator_players(in_tmp):
 
 
 def test_linear_decay_starts_halfway_unless_set():
-    from gantrain.tasks.cyclegan import CycleGANRun
+    from gantrain.recipes.cyclegan.run import CycleGANRun
 
     resolve = CycleGANRun.__new__(CycleGANRun).resolve
     c = resolve(load_config("cyclegan_digits", ["train.steps=1000"]))

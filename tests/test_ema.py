@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from mindspore import Tensor, nn, ops
 
-from gantrain.ema import EMA
-from gantrain.optim import SGD
-from gantrain.player import Player
+from gantrain.engine.ema import EMA
+from gantrain.engine.optim import SGD
+from gantrain.engine.player import Player
 
 
 def make(decay: float, warmup: bool):

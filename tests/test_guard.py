@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from gantrain.config import load_config
-from gantrain.guard import DivergenceError, Watchdog, sample_diversity
-from gantrain.run import Run
+from gantrain.config.schema import load_config
+from gantrain.engine.guard import DivergenceError, Watchdog, sample_diversity
+from gantrain.recipes.gan.run import Run
 
 
 class NaNInjector:

@@ -8,7 +8,7 @@ import json
 import numpy as np
 from PIL import Image
 
-from gantrain.cli import main
+from gantrain.cli.main import main
 
 TINY = [
     "--set", "data.args={n = 256, size = 28}", "--set", "data.batch_size=16",

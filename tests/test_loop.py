@@ -12,9 +12,9 @@ import pytest
 
 from gantrain.data.dataset import ArrayDataset
 from gantrain.data.loader import ArrayLoader
-from gantrain.hooks import JsonlWriter, MetricsLogger, Periodic
-from gantrain.loop import Hook, Loop
-from gantrain.schedule import Phase, Schedule
+from gantrain.engine.hooks import JsonlWriter, MetricsLogger, Periodic
+from gantrain.engine.loop import Hook, Loop
+from gantrain.engine.schedule import Phase, Schedule
 
 
 class Counter:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from mindspore import Tensor
 
-from gantrain.losses import LOSSES, get_loss
+from gantrain.blocks.losses import LOSSES, get_loss
 
 RNG = np.random.default_rng(0)
 REAL = RNG.standard_normal(64).astype(np.float32) * 3 + 1

@@ -11,10 +11,10 @@ import sys
 import numpy as np
 from mindspore import Tensor, nn, ops
 
-from gantrain import checkpoint
-from gantrain.optim import Adam
-from gantrain.player import Player
-from gantrain.sampling import Sampler
+from gantrain.engine import checkpoint
+from gantrain.engine.optim import Adam
+from gantrain.engine.player import Player
+from gantrain.engine.sampling import Sampler
 
 
 def run_python(code: str, cwd, env_extra=None) -> subprocess.CompletedProcess:

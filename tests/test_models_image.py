@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from mindspore import Tensor, nn, ops  # noqa: E402
 
-from models import dcgan, sngan  # noqa: E402
+from gantrain.models import dcgan, sngan  # noqa: E402
 
 ms.set_device("CPU")
 B = 4
@@ -229,9 +229,9 @@ def test_discriminator_step_runs_the_generator_in_training_mode():
     """Regression: D's step compiles before G's, and a graph keeps the train flag of each net
     at compile time. D must see fakes made with batch statistics, as G's own step makes them."""
     from gantrain import Adam
-    from gantrain.context import StepContext
-    from gantrain.gan import build_gan
-    from gantrain.losses import get_loss
+    from gantrain.blocks.losses import get_loss
+    from gantrain.engine.context import StepContext
+    from gantrain.recipes.gan.build import build_gan
 
     g = dcgan.Generator(z_dim=Z, channels=1, size=28, width=8)
     d = dcgan.Discriminator(channels=1, size=28, width=8)

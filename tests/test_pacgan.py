@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from mindspore import Tensor, nn
 
-from gantrain.config import ConfigError, load_config
-from gantrain.gan import _appliers
-from gantrain.run import build_run
+from gantrain.config.schema import ConfigError, load_config
+from gantrain.recipes.gan.build import _appliers
+from gantrain.recipes.gan.run import build_run
 
 
 class Linear(nn.Cell):

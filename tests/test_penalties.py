@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from mindspore import Tensor, nn, ops
 
-from gantrain.penalties import make_gradient_penalty, make_r1
-from gantrain.player import prefix_parameters
+from gantrain.blocks.penalties import make_gradient_penalty, make_r1
+from gantrain.engine.player import prefix_parameters
 
 
 class ConvD(nn.Cell):

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from mindspore import Tensor, nn, ops
 
-from gantrain.optim import SGD, Adam, LinearDecay
-from gantrain.penalties import ClipWeights
-from gantrain.player import Player
+from gantrain.blocks.penalties import ClipWeights
+from gantrain.engine.optim import SGD, Adam, LinearDecay
+from gantrain.engine.player import Player
 
 
 class Net(nn.Cell):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gantrain.config import ConfigError, load_config, presets
-from gantrain.run import Run, build_run
+from gantrain.config.schema import ConfigError, load_config, presets
+from gantrain.recipes.gan.run import Run, build_run
 
 from .data.test_cifar import write_python_batches
 from .data.test_idx import write_mnist
@@ -97,4 +97,6 @@ def test_presets_ship_as_package_data(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for preset in presets():
         assert f"gantrain/configs/{preset}.toml" in names
-    assert {"models/dcgan.py", "models/mlp.py", "gantrain/cli.py"} <= names
+    assert {"gantrain/models/dcgan.py", "gantrain/models/mlp.py", "gantrain/cli/main.py"} <= names
+    # the reference networks live inside the package: no top-level `models` to clash with
+    assert not any(name.startswith("models/") for name in names)

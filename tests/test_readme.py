@@ -39,6 +39,6 @@ def test_readme_commands_match_the_cli():
     text = README.read_text()
     assert "pip install . && gantrain train " in text
     assert 'pip install ".[dev]" && python -m pytest -q' in text
-    from gantrain.cli import DEFAULT_PRESET
+    from gantrain.cli.main import DEFAULT_PRESET
 
     assert f"`{DEFAULT_PRESET}`" in text

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gantrain.config import load_config
-from gantrain.run import Run
+from gantrain.config.schema import load_config
+from gantrain.recipes.gan.run import Run
 
 from .tracing import LossTrace, fingerprint
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gantrain.context import StepContext
-from gantrain.schedule import Phase, Schedule
+from gantrain.engine.context import StepContext
+from gantrain.engine.schedule import Phase, Schedule
 
 
 class FakePlayer:

@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from mindspore import Tensor, nn, ops  # noqa: E402
 
-from gantrain.spectral_norm import SpectralNorm, spectral_norm  # noqa: E402
+from gantrain.blocks.spectral_norm import SpectralNorm, spectral_norm  # noqa: E402
 
 ms.set_device("CPU")
 

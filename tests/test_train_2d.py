@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gantrain.config import load_config
-from gantrain.run import Run
+from gantrain.config.schema import load_config
+from gantrain.recipes.gan.run import Run
 
 
 def test_short_grid_run_captures_most_modes(tmp_path):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from mindspore import Parameter, Tensor
 
-from gantrain.transforms import (
+from gantrain.engine.transforms import (
     Chain,
     ClipByGlobalNorm,
     ClipByValue,

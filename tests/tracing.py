@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from gantrain.loop import Hook
+from gantrain.engine.loop import Hook
 
 
 class LossTrace(Hook):

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ..config import ConfigError
-from ..context import BatchSource
-from ..imports import check_kwargs
+from ..config.imports import check_kwargs
+from ..config.schema import ConfigError
+from ..engine.context import BatchSource
 from .dataset import ArrayDataset
 from .loader import ArrayLoader
 from .mixtures import Mixture, MixtureSource, get_mixture

@@ -1,0 +1,75 @@
+"""Quality metrics during training: every N iterations, score a fixed noise batch with the
+feature classifier, log it to ``metrics.jsonl``, and optionally keep the best checkpoint."""
+
+from __future__ import annotations
+
+import shutil
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..config.schema import ConfigError
+from ..engine.loop import Hook, Loop
+from .classifier import load_classifier, quality_report
+
+if TYPE_CHECKING:
+    from ..recipes.gan.run import Run
+
+LOWER_IS_BETTER = {"fd": True, "kid": True, "precision": False, "recall": False,
+                   "density": False, "coverage": False}
+
+
+class QualityHook(Hook):
+    """FD, KID, precision/recall, density/coverage and class coverage every ``every``
+    iterations on ``samples`` generated images (EMA weights) against a fixed real subset."""
+
+    def __init__(self, run: Run, every: int, classifier: str, samples: int,
+                 keep_best: str = "") -> None:
+        if not run.is_image:
+            raise ConfigError("train.eval_every needs image data (2D runs are scored by the "
+                              "sample hook already)")
+        if not classifier:
+            raise ConfigError("train.eval_every > 0 needs train.eval_classifier, a folder from "
+                              "`gantrain eval train-classifier`")
+        if keep_best and keep_best not in LOWER_IS_BETTER:
+            raise ConfigError(f"train.keep_best must be one of {sorted(LOWER_IS_BETTER)}, "
+                              f"got {keep_best!r}")
+        self.run, self.every, self.keep_best = run, every, keep_best
+        self.extractor, _ = load_classifier(classifier)
+        rng = np.random.default_rng([run.config.seed, 2])  # apart from training's RNG
+        self.z = rng.standard_normal((samples, run.config.gan.z_dim))
+        self.y = np.arange(samples) % max(run.gan.num_classes, 1)
+        real = run.data.dataset
+        idx = rng.permutation(len(real))[: min(samples, len(real))]
+        self.real_feats, _ = self.extractor(real.x[idx])
+        self.freq = None
+        if real.y is not None and real.num_classes:
+            self.freq = np.bincount(real.y, minlength=real.num_classes) / len(real.y)
+        self.best: float | None = None
+
+    def after_iteration(self, loop: Loop) -> None:
+        fake = self.run.generate(self.z, self.y)
+        feats, probs = self.extractor(fake)
+        metrics = ("fd", "kid", "prdc", "classes")
+        report = quality_report(self.real_feats, feats, probs, metrics, self.freq)
+        classes = report.pop("classes")
+        record: dict[str, Any] = {"iteration": loop.iteration, "kind": "quality", **report,
+                                  "classes_covered": classes["classes_covered"],
+                                  "class_kl": classes["kl"]}
+        self.run.writer.write(record)
+        if self.keep_best:
+            self._maybe_keep(loop, float(report[self.keep_best]))
+
+    def _maybe_keep(self, loop: Loop, value: float) -> None:
+        lower = LOWER_IS_BETTER[self.keep_best]
+        if self.best is not None and (value >= self.best if lower else value <= self.best):
+            return
+        self.best = value
+        path = self.run.save(loop)
+        best = self.run.dir / "checkpoints" / "best"
+        tmp = best.with_name(".best.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(path, tmp)
+        (tmp / "BEST").write_text(f"{self.keep_best} = {value} at iteration {loop.iteration}\n")
+        shutil.rmtree(best, ignore_errors=True)
+        tmp.rename(best)

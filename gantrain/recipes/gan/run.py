@@ -1,0 +1,216 @@
+"""The GAN run (``task = "gan"``) and :func:`build_run`, which builds the run of any task.
+
+This is the glue between the strict config and the engine; the loop itself stays generic and
+what all runs share (folder, checkpoints, guard, hooks) is in :mod:`gantrain.runbase`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...blocks.losses import get_loss
+from ...config.builders import (
+    optimizer_from_config,
+    post_updates_from_config,
+    transforms_from_config,
+)
+from ...config.imports import build_cell
+from ...config.schema import Config, ConfigError, check_task, from_dict
+from ...data.registry import DataBundle, build_data
+from ...engine import checkpoint, runtime
+from ...engine.ema import EMA
+from ...engine.ema import PREFIX as EMA_PREFIX
+from ...engine.guard import Watchdog
+from ...engine.loop import Hook, Loop
+from ...engine.player import prefix_parameters
+from ...engine.sampling import Sampler
+from ..base import (  # noqa: F401  (re-exported: the run-folder helpers live in runbase)
+    CONFIG_FILE,
+    BaseRun,
+    check_run_dir_free,
+    default_run_dir,
+    prepare_run_dir,
+)
+from ..base import resolve_schedules as _resolve
+from ..shapes import check_shapes
+from .build import GAN, Penalty, build_gan
+
+# task -> "module:class" of its run, imported when used
+TASKS = {
+    "gan": "gantrain.recipes.gan.run:Run",
+    "cyclegan": "gantrain.recipes.cyclegan.run:CycleGANRun",
+    "ali": "gantrain.recipes.ali.run:ALIRun",
+    "actor_critic": "gantrain.recipes.actor_critic.run:ActorCriticRun",
+}
+
+
+def run_class(config: Config) -> type[BaseRun]:
+    module, name = TASKS[check_task(config).task].split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def build_run(config: Config, run_dir: str | Path) -> BaseRun:
+    """The run of ``config.task`` (GAN, CycleGAN, ALI, actor-critic), writing to ``run_dir``."""
+    return run_class(config)(config, run_dir)
+
+
+def resolve_schedules(config: Config) -> Config:
+    """A GAN's LR schedule lengths: D updates n_critic times per iteration, plus its lazy
+    regularizer steps; G once."""
+    gan = config.gan
+    lazy = 1 / gan.penalty_every if gan.penalty in ("r1", "r2") and gan.penalty_every > 1 else 0
+    return _resolve(config, {"generator": 1, "discriminator": gan.n_critic + lazy})
+
+
+class Run(BaseRun):
+    """A GAN training run (``task = "gan"``): data, G and D players, sampling and metrics."""
+
+    def resolve(self, config: Config) -> Config:
+        return resolve_schedules(config)
+
+    def build(self) -> None:
+        config = self.config
+        self.data: DataBundle = build_data(
+            config.data.dataset, config.data.args, config.data.batch_size, config.seed
+        )
+        self.ema: EMA | None = None
+        self.gan: GAN = self._build_gan()
+        self.schedule, self.source = self.gan.schedule, self.data.source
+        self.player_list = [self.gan.discriminator, self.gan.generator]
+        self.sampler = Sampler(self.gan.generator.nets["G"], self.gan.num_classes > 0)
+        eval_rng = np.random.default_rng([config.seed, 1])  # fixed noise, apart from training's
+        n_eval = config.train.grid if self.is_image else config.train.samples
+        self.eval_z = eval_rng.standard_normal((n_eval, config.gan.z_dim))
+        # class-conditional grids show each class in turn along the rows
+        self.eval_y = np.arange(n_eval) % max(self.gan.num_classes, 1)
+
+    def extra_hooks(self) -> list[Hook]:
+        t, g = self.config.train, self.config.guard
+        self.watchdog = Watchdog(t.log_every, g.d_loss_floor, g.d_patience, g.grad_norm_limit,
+                                 self.writer)
+        return [self.watchdog]
+
+    def late_hooks(self) -> list[Hook]:
+        t = self.config.train
+        self.quality = None
+        if t.eval_every > 0:
+            from ...metrics.quality_hook import QualityHook
+
+            self.quality = QualityHook(self, t.eval_every, t.eval_classifier, t.eval_samples,
+                                       t.keep_best)
+            return [self.quality]
+        return []
+
+    def _build_gan(self) -> GAN:
+        c = self.config
+        G = build_cell(c.generator.model, c.generator.args, "generator")
+        D = build_cell(c.discriminator.model, c.discriminator.args, "discriminator")
+        penalty = None
+        if c.gan.penalty != "none":
+            penalty = Penalty(c.gan.penalty, c.gan.penalty_weight, c.gan.penalty_every)
+        num_classes = c.gan.num_classes
+        if c.gan.pack < 1 or c.data.batch_size % c.gan.pack:
+            raise ConfigError(f"gan.pack = {c.gan.pack} must be >= 1 and divide data.batch_size "
+                              f"= {c.data.batch_size} (D judges whole packs of samples)")
+        if num_classes and not self.data.num_classes:
+            raise ConfigError("gan.num_classes > 0 needs a labelled dataset; "
+                              f"{c.data.dataset!r} has no labels")
+        check_shapes(G, D, z_dim=c.gan.z_dim, sample_shape=self.data.sample_shape,
+                     num_classes=num_classes, pack=c.gan.pack,
+                     g_name=c.generator.model, d_name=c.discriminator.model)
+        g_post = []
+        if c.gan.ema_decay is not None:
+            buffers = [p for p in G.get_parameters() if not p.requires_grad]
+            self.ema = EMA(c.gan.ema_decay, buffers=buffers)
+            g_post.append(self.ema)
+        shape = self.data.sample_shape
+        return build_gan(
+            G, D, z_dim=c.gan.z_dim, batch_size=c.data.batch_size, loss=get_loss(c.gan.loss),
+            g_optimizer=optimizer_from_config(c.optim.generator, "optim.generator"),
+            d_optimizer=optimizer_from_config(c.optim.discriminator, "optim.discriminator"),
+            n_critic=c.gan.n_critic, penalty=penalty, num_classes=num_classes,
+            g_transforms=transforms_from_config(c.optim.generator, c.seed),
+            d_transforms=transforms_from_config(c.optim.discriminator, c.seed + 1),
+            d_post_update=post_updates_from_config(c.gan),
+            g_post_update=g_post,
+            augment=c.gan.augment,
+            image_size=tuple(shape[1:]) if len(shape) == 3 else None,
+            g_accumulate=c.optim.generator.accumulate,
+            d_accumulate=c.optim.discriminator.accumulate,
+            pack=c.gan.pack,
+            aux_weight=c.gan.aux_weight,
+        )
+
+    @property
+    def is_image(self) -> bool:
+        return len(self.data.sample_shape) == 3
+
+    def generate(self, z: np.ndarray, y: np.ndarray | None = None, ema: bool = True) -> np.ndarray:
+        """Samples from the generator (its EMA weights when it has them and ``ema``)."""
+        if ema and self.ema is not None:
+            with self.ema.swapped_in():
+                return self.sampler(z, y)
+        return self.sampler(z, y)
+
+    # -- hooks --------------------------------------------------------------------------------
+
+    def evaluate(self, loop: Loop) -> None:
+        """Sample from the fixed evaluation noise; score and draw what the data kind allows."""
+        from ...metrics.mixture import mixture_report
+        from ...viz.images import save_grid
+        from ...viz.plot import scatter_png
+
+        samples = self.generate(self.eval_z, self.eval_y)
+        if loop.iteration >= self.config.guard.diversity_after:
+            self.watchdog.check_diversity(loop, samples, self.real_reference(len(samples)))
+        record: dict[str, Any] = {"iteration": loop.iteration, "kind": "eval"}
+        if self.is_image:
+            cols = self.gan.num_classes or None
+            save_grid(self.dir / "samples" / f"step_{loop.iteration:06d}.png", samples, cols,
+                      scale=2)
+        elif self.data.mixture is not None:
+            report = mixture_report(samples, self.data.mixture)
+            record.update({f"eval/{k}": v for k, v in report.as_dict().items()})
+            scatter_png(self.dir / "samples" / f"step_{loop.iteration:06d}.png", samples,
+                        self.data.mixture.means)
+            self.last_report = report
+        self.writer.write(record)
+
+    def real_reference(self, n: int) -> np.ndarray:
+        """A fixed set of real samples (not drawn from the training stream)."""
+        if self.data.mixture is not None:
+            return self.data.mixture.sample(np.random.default_rng(0), n)
+        return self.data.dataset.x[:n]
+
+    def finish(self) -> None:
+        """``samples/final.png`` (the last grid) and ``samples/progress.gif`` (all grids)."""
+        if self.is_image:
+            from ...viz.images import finish_grids
+
+            finish_grids(self.dir / "samples")
+
+
+def load_sampler(path: str | Path, ema: bool = True) -> tuple[Sampler, Config]:
+    """The generator of a run or checkpoint, ready to sample, and the run's config.
+
+    Reads the config stored in the checkpoint, so the training config file is not needed.
+    With ``ema`` (and a run that kept an EMA), the averaged weights are loaded.
+    """
+    ckpt = checkpoint.resolve(path)
+    config = from_dict(Config, checkpoint.read_state(ckpt)["config"], source=str(ckpt))
+    if config.task != "gan":
+        raise ConfigError(f"{ckpt} is a {config.task!r} run; it has no noise -> sample generator "
+                          "(see `gantrain sample --help`)")
+    runtime.setup(config.device, config.seed)
+    G = build_cell(config.generator.model, config.generator.args, "generator")
+    prefix_parameters({"G": G}, "G")  # the names the G player gave them when training
+    file = ckpt / "G.ckpt"
+    checkpoint.load_parameters(G.get_parameters(), file, strict=False)
+    if ema and config.gan.ema_decay is not None:  # averaged weights and BatchNorm statistics
+        checkpoint.load_parameters(list(G.get_parameters()), file, strict=False,
+                                   source_prefix=f"{EMA_PREFIX}.")
+    return Sampler(G, config.gan.num_classes > 0), config

@@ -1,0 +1,64 @@
+"""Start-up dry run: does the generator's output fit the data and the discriminator?
+
+Run once in PyNative mode on a tiny batch, before anything compiles, so that a mismatch is one
+clear message naming both models and both shapes instead of a graph-compiler stack trace.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mindspore import Tensor, nn
+
+from ..config.schema import ConfigError
+
+
+def _first_line(e: Exception) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip() and not ln.startswith("-")]
+    return lines[0] if lines else type(e).__name__
+
+
+def call_net(net: nn.Cell, args: tuple, what: str) -> np.ndarray:
+    """``net(*args)`` in eval mode as numpy (the first output of a tuple); a failure becomes a
+    ConfigError that starts with ``what``. Used by the shape checks of every recipe."""
+    was_training = net.training
+    net.set_train(False)  # no BatchNorm statistics move during the check
+    try:
+        out = net(*args)
+        if isinstance(out, (tuple, list)):  # e.g. an ACGAN D: (logits, class logits)
+            out = out[0]
+        return out.asnumpy()
+    except Exception as e:  # mindspore raises ValueError/TypeError/RuntimeError for shapes
+        raise ConfigError(f"{what}: {_first_line(e)}") from None
+    finally:
+        net.set_train(was_training)
+
+
+def check_shapes(
+    G: nn.Cell, D: nn.Cell, *, z_dim: int, sample_shape: tuple[int, ...], num_classes: int,
+    pack: int, g_name: str = "generator", d_name: str = "discriminator",
+) -> None:
+    """Raise ConfigError unless G(z) has the data's sample shape and D maps a batch to one
+    logit per sample (per pack of samples with PacGAN)."""
+    n = 2 * pack
+    z = Tensor(np.zeros((n, z_dim), np.float32))
+    y = Tensor(np.zeros(n, np.int32))
+    g_args = (z, y) if num_classes else (z,)
+    fake = call_net(G, g_args, f"generator {g_name} failed on noise of shape {(n, z_dim)}")
+    if tuple(fake.shape[1:]) != tuple(sample_shape):
+        raise ConfigError(
+            f"generator {g_name} makes samples of shape {tuple(fake.shape[1:])} but the data "
+            f"has samples of shape {tuple(sample_shape)} (check the generator's args and "
+            "gan.z_dim against the dataset)"
+        )
+    x = np.zeros((n // pack, pack * sample_shape[0], *sample_shape[1:]), np.float32)
+    d_args = (Tensor(x), Tensor(np.zeros(n // pack, np.int32))) if num_classes else (Tensor(x),)
+    out = call_net(
+        D, d_args,
+        f"discriminator {d_name} cannot take input of shape {x.shape} (generator {g_name} "
+        f"makes {tuple(fake.shape[1:])}" + (f", packed x{pack}" if pack > 1 else "") + ")",
+    )
+    if out.size != n // pack:
+        raise ConfigError(
+            f"discriminator {d_name} returned shape {out.shape} for {n // pack} inputs; "
+            "expected one logit per input, shape (B,) or (B, 1)"
+        )

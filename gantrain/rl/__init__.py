@@ -1,1 +1,0 @@
-"""Reinforcement learning pieces for the actor-critic task: numpy environments and rollouts."""
