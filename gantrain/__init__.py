@@ -1,14 +1,15 @@
 """gantrain: GANs and other multi-model training on MindSpore 2.x.
 
 Players with their own jitted steps, an alternating schedule, composable gradient transforms and
-one generic loop. Importing gantrain first sets MindSpore's environment defaults (see
-:mod:`gantrain.runtime`); the public names below load lazily so the CLI starts fast.
+one generic loop; recipes (GAN, CycleGAN, ALI, actor-critic) built on them. Importing gantrain
+first sets MindSpore's environment defaults (see :mod:`gantrain.engine.runtime`). The public
+names, listed in :mod:`gantrain.api`, load on first use so that the command line starts fast.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .engine.runtime import prepare_environment
 
@@ -16,35 +17,74 @@ prepare_environment()  # before anything below imports mindspore
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
-    "Player": "engine.player", "PostUpdate": "engine.player", "Objective": "engine.player",
-    "Phase": "engine.schedule", "Schedule": "engine.schedule",
-    "Loop": "engine.loop", "Hook": "engine.loop",
-    "StepContext": "engine.context",
-    "MetricsLogger": "engine.hooks", "Periodic": "engine.hooks", "JsonlWriter": "engine.hooks",
-    "GradientTransform": "engine.transforms", "Chain": "engine.transforms", "ClipByGlobalNorm": "engine.transforms",
-    "ClipByValue": "engine.transforms", "Scale": "engine.transforms", "GaussianNoise": "engine.transforms",
-    "Adam": "engine.optim", "SGD": "engine.optim", "RMSProp": "engine.optim", "LinearDecay": "engine.optim",
-    "CosineDecay": "engine.optim",
-    "GANLoss": "blocks.losses", "get_loss": "blocks.losses",
-    "make_gradient_penalty": "blocks.penalties", "make_r1": "blocks.penalties", "ClipWeights": "blocks.penalties",
-    "GAN": "recipes.gan.build", "Penalty": "recipes.gan.build", "build_gan": "recipes.gan.build",
-    "Sampler": "engine.sampling",
-    "Config": "config.schema", "ConfigError": "config.schema", "load_config": "config.schema",
-    "Run": "recipes.gan.run", "load_sampler": "recipes.gan.run", "build_run": "recipes.gan.run", "BaseRun": "recipes.base",
-    "setup": "engine.runtime",
-}
+if TYPE_CHECKING:  # what type checkers and IDEs see: the public names, imported eagerly
+    from .api import (  # noqa: F401
+        ALI,
+        EMA,
+        GAN,
+        SGD,
+        ActorCritic,
+        Adam,
+        Chain,
+        ClipByGlobalNorm,
+        ClipByValue,
+        ClipWeights,
+        ConfigError,
+        CosineDecay,
+        CycleGAN,
+        GANLoss,
+        GaussianNoise,
+        GradientTransform,
+        Hook,
+        JsonlWriter,
+        LinearDecay,
+        Loop,
+        MetricsLogger,
+        Objective,
+        Penalty,
+        Periodic,
+        Phase,
+        Player,
+        PostUpdate,
+        Recipe,
+        RMSProp,
+        Run,
+        RunConfig,
+        Sampler,
+        Scale,
+        Schedule,
+        StepContext,
+        build_actor_critic,
+        build_ali,
+        build_cyclegan,
+        build_gan,
+        build_run,
+        get_loss,
+        load_config,
+        make_gradient_penalty,
+        make_r1,
+        register,
+        setup,
+        spectral_norm,
+    )
 
-__all__ = sorted(_EXPORTS)
+
+def _api() -> Any:
+    # import_module, not `from . import api`: that would look the name up here first
+    return importlib.import_module(f"{__name__}.api")
 
 
 def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'gantrain' has no attribute {name!r}")
+    api = _api()
+
+    if name == "__all__":  # `from gantrain import *`
+        return list(api.__all__)
+    if name not in api.__all__:
+        raise AttributeError(f"module 'gantrain' has no attribute {name!r}")
+    value = getattr(api, name)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+    return sorted(set(globals()) | set(_api().__all__))

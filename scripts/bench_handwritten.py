@@ -19,7 +19,7 @@ from mindspore import Tensor, ops
 
 from gantrain.blocks.losses import get_loss
 from gantrain.config.imports import build_cell
-from gantrain.config.schema import Config
+from gantrain.recipes.gan.config import GANConfig as Config
 
 
 def supported(c: Config) -> str:

@@ -47,9 +47,9 @@ def _child(argv: list[str]) -> None:
 
     if args.jit_level:
         ms.jit = functools.partial(ms.jit, jit_level=args.jit_level)
-    from gantrain.config.schema import load_config
     from gantrain.engine import runtime
-    from gantrain.recipes.gan.run import Run
+    from gantrain.recipes.gan.run import GANRun
+    from gantrain.recipes.registry import load_config
 
     runtime.setup("CPU", 0)
     if args.threads:
@@ -57,7 +57,7 @@ def _child(argv: list[str]) -> None:
     if args.inter_op is not None:
         ms.set_context(inter_op_parallel_num=args.inter_op)
     config = load_config(args.preset, ["train.progress=false", *args.overrides])
-    run = Run(config, Path(tempfile.mkdtemp(prefix="gantrain-lever-")) / "run")
+    run = GANRun(config, Path(tempfile.mkdtemp(prefix="gantrain-lever-")) / "run")
     run.loop.run(2)
     ctx, calls = run.loop.ctx, []
     for phase in run.schedule.phases:
@@ -127,13 +127,13 @@ def profile(args: argparse.Namespace) -> None:
     import mindspore as ms
     from mindspore import ops
 
-    from gantrain.config.schema import load_config
     from gantrain.engine import runtime
-    from gantrain.recipes.gan.run import Run
+    from gantrain.recipes.gan.run import GANRun
+    from gantrain.recipes.registry import load_config
 
     runtime.setup("CPU", 0)
     config = load_config(args.preset, ["train.progress=false", *args.overrides])
-    run = Run(config, Path(tempfile.mkdtemp(prefix="gantrain-prof-")) / "run")
+    run = GANRun(config, Path(tempfile.mkdtemp(prefix="gantrain-prof-")) / "run")
     run.loop.run(1)
     G, D = run.gan.generator.nets["G"], run.gan.discriminator.nets["D"]
     ctx = run.loop.ctx

@@ -46,8 +46,8 @@ def main() -> None:
     p.add_argument("--long", type=int, default=0)
     args = p.parse_args()
     import gantrain.recipes.gan.run as run_module
-    from gantrain.config.schema import load_config
     from gantrain.data import registry
+    from gantrain.recipes.registry import load_config
 
     data_time = []
     build_data = run_module.build_data

@@ -45,9 +45,10 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor
 
-from gantrain.config.schema import Config, load_config
 from gantrain.engine import runtime
-from gantrain.recipes.gan.run import Run
+from gantrain.recipes.gan.config import GANConfig as Config
+from gantrain.recipes.gan.run import GANRun
+from gantrain.recipes.registry import load_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_handwritten import Handwritten, supported  # noqa: E402
@@ -88,14 +89,14 @@ def preset_overrides(preset: str, quick: bool) -> tuple[list[str], str]:
     return sets, note
 
 
-def time_gantrain(run: Run, iters: int) -> float:
+def time_gantrain(run: GANRun, iters: int) -> float:
     start = time.perf_counter()
     run.loop.run(run.loop.iteration + iters)
     list(run.loop.outputs.values())[-1][0].asnumpy()
     return time.perf_counter() - start
 
 
-def time_steps_only(run: Run, iters: int) -> float:
+def time_steps_only(run: GANRun, iters: int) -> float:
     """gantrain's compiled steps back to back on inputs built once, in schedule order."""
     ctx = run.loop.ctx
     calls = []
@@ -110,7 +111,7 @@ def time_steps_only(run: Run, iters: int) -> float:
     return time.perf_counter() - start
 
 
-def set_memory_mode(run: Run, batch: tuple | None) -> None:
+def set_memory_mode(run: GANRun, batch: tuple | None) -> None:
     """Memory mode: every ``ctx.batch()`` returns the same pre-made Tensors."""
     ctx = run.loop.ctx
     if batch is None:
@@ -120,7 +121,7 @@ def set_memory_mode(run: Run, batch: tuple | None) -> None:
         ctx.batch = lambda: tensors
 
 
-def baseline_source(run: Run, seed: int = 1):
+def baseline_source(run: GANRun, seed: int = 1):
     """``next_x()`` for the baselines: the same kind of stream gantrain's loader draws from."""
     ds = run.data.dataset
     if ds is not None:
@@ -163,7 +164,7 @@ def bench(preset: str, args: argparse.Namespace, torch_loop) -> dict:
     sets, note = preset_overrides(preset, args.quick)
     overrides = [*sets, *args.overrides]
     config: Config = load_config(preset, ["train.progress=false", *overrides])
-    run = Run(config, Path(tempfile.mkdtemp(prefix="gantrain-bench-")) / "run")
+    run = GANRun(config, Path(tempfile.mkdtemp(prefix="gantrain-bench-")) / "run")
     run.loop.run(1)
     for hook in run.loop.hooks:  # each timed round is a loop.run(); a training run ends once
         if hasattr(hook, "at_end"):

@@ -15,8 +15,8 @@ import json
 import time
 
 import gantrain  # noqa: F401  (sets MindSpore's environment before it loads)
-from gantrain.config.schema import load_config
-from gantrain.recipes.gan.run import build_run, prepare_run_dir
+from gantrain.recipes.registry import build_run, load_config
+from gantrain.recipes.rundir import prepare_run_dir
 
 PUBLISHED = "PacGAN Table 1 (grid): GAN 17.3 modes / 94.8%, PacGAN4 24.8 / 93.6%; " \
             "(ring): GAN 6.3 / 98.2%, PacGAN4 7.9 / 95.6%"

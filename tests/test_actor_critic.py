@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from gantrain.cli.main import main
-from gantrain.config.schema import ConfigError, load_config
+from gantrain.config import ConfigError
 from gantrain.recipes.actor_critic.build import actor_inputs, critic_inputs
 from gantrain.recipes.actor_critic.cartpole import CartPole
 from gantrain.recipes.actor_critic.rollout import nstep_returns, sample_actions
-from gantrain.recipes.gan.run import build_run
+from gantrain.recipes.registry import build_run, load_config
 
 from .tracing import LossTrace
 

@@ -14,9 +14,9 @@ from mindspore import Tensor, nn, ops
 from gantrain import Adam
 from gantrain.blocks.losses import NONSATURATING
 from gantrain.cli.main import main
-from gantrain.config.schema import ConfigError, load_config
+from gantrain.config import ConfigError
 from gantrain.recipes.ali.build import build_ali
-from gantrain.recipes.gan.run import build_run
+from gantrain.recipes.registry import build_run, load_config
 
 from .tracing import LossTrace, fingerprint
 
@@ -190,7 +190,7 @@ def test_digits_run_writes_reconstructions_and_samples(in_tmp, capsys):
                                r"\(deterministic: z_dim"),
     (["encoder.args.z_dim=1", "encoder.args.stochastic=true"],
      r"returned shape \(2, 2\).*expected \(2, 4\) \(stochastic: 2\*z_dim"),
-    (["gan.pack=2"], r"task 'ali' does not implement gan.pack = 2"),
+    (["gan.pack=2"], r"task 'ali' does not read 'gan.pack'.*loss, z_dim, n_critic"),
 ])
 def test_config_mistakes_are_named(overrides, message, tmp_path):
     with pytest.raises(ConfigError, match=message):

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from gantrain.config.schema import ConfigError
+from gantrain.config import ConfigError
 from gantrain.recipes.actor_critic.cartpole import CartPole, make_env
 
 

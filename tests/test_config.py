@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gantrain.config.schema import (
-    Config,
-    ConfigError,
-    apply_override,
-    check_task,
-    dumps_toml,
-    from_dict,
-    load_config,
-    presets,
-    to_dict,
-)
+from gantrain.config.schema import apply_override, presets
+from gantrain.config.strict import ConfigError, dumps_toml, to_dict
+from gantrain.recipes.gan.config import GANConfig
+from gantrain.recipes.registry import load_config, parse_config
 
 MINIMAL = {
     "name": "t",
@@ -32,13 +25,14 @@ def build(**changes):
         for k in keys[:-1]:
             node = node.setdefault(k, {})
         node[keys[-1]] = value
-    return from_dict(Config, data, source="test.toml")
+    return parse_config(data, source="test.toml")
 
 
 def test_defaults_fill_in():
     c = build()
     assert c.train.steps == 10000 and c.optim.discriminator.betas == [0.5, 0.999]
     assert c.gan.penalty == "none" and c.train.time_budget is None
+    assert isinstance(c, GANConfig)
 
 
 def test_unknown_key_names_key_file_and_suggestion():
@@ -46,7 +40,7 @@ def test_unknown_key_names_key_file_and_suggestion():
         build(train__stpes=5)
     msg = str(e.value)
     assert "test.toml" in msg and "'train.stpes'" in msg and "did you mean 'steps'" in msg
-    assert "log_every" in msg  # lists the allowed keys
+    assert "task 'gan' does not read" in msg and "log_every" in msg  # lists the keys it reads
 
 
 def test_wrong_type_names_key_and_expected_type():
@@ -69,25 +63,54 @@ def test_missing_required_key():
     data = dict(MINIMAL)
     del data["name"]
     with pytest.raises(ConfigError, match="missing required key 'name'"):
-        from_dict(Config, data)
+        parse_config(data)
 
 
 def test_task_needs_its_sections_and_refuses_others():
     data = dict(MINIMAL)
     del data["generator"]
-    with pytest.raises(ConfigError, match=r"task 'gan' needs a \[generator\] section"):
-        check_task(from_dict(Config, data))
-    with pytest.raises(ConfigError, match=r"\[encoder\] is not used by task 'gan' .*ali"):
-        check_task(build(encoder={"model": "models.mlp:Encoder"}))
+    with pytest.raises(ConfigError, match=r"missing required key 'generator' \(task 'gan'"):
+        parse_config(data)
+    with pytest.raises(ConfigError, match=r"task 'gan' does not read 'encoder'.*discriminator"):
+        build(encoder={"model": "models.mlp:Encoder"})
     with pytest.raises(ConfigError, match=r"task 'cyclegna' is not one of .*did you mean "
                                           r"'cyclegan'"):
-        check_task(build(task="cyclegna"))
-    with pytest.raises(ConfigError, match=r"optim.actor\] is only used by task 'actor_critic'"):
-        check_task(build(optim__actor={"lr": 1e-3}))
+        build(task="cyclegna")
+    with pytest.raises(ConfigError, match=r"task 'gan' does not read 'optim.actor'.*"
+                                          r"generator, discriminator"):
+        build(optim__actor={"lr": 1e-3})
     with pytest.raises(ConfigError, match=r"'cyclegan.pool_size' must be int"):
         build(task="cyclegan", cyclegan={"pool_size": "x"})
-    with pytest.raises(ConfigError, match=r"unknown key 'cyclegan.pool'"):
+    with pytest.raises(ConfigError, match=r"task 'cyclegan' does not read 'cyclegan.pool'"):
         build(task="cyclegan", cyclegan={"pool": 3})
+
+
+@pytest.mark.parametrize("preset, override, key, reads", [
+    ("cyclegan_digits", "gan.n_critic=5", "gan.n_critic", "loss"),
+    ("cyclegan_digits", "gan.ema_decay=0.999", "gan.ema_decay", "loss"),
+    ("cyclegan_digits", 'gan.penalty="gp"', "gan.penalty", "loss"),
+    ("cyclegan_digits", "train.eval_every=10", "train.eval_every", "grid"),
+    ("ali_2d_ring", "gan.pack=2", "gan.pack", "ema_decay"),
+    ("a2c_cartpole", 'gan.loss="hinge"', "gan", "rl"),
+    ("a2c_cartpole", "guard.d_loss_floor=0.1", "guard.d_loss_floor", "max_rollbacks"),
+    ("a2c_cartpole", "optim.generator.lr=0.1", "optim.generator", "actor, critic"),
+])
+def test_a_key_the_recipe_would_ignore_is_refused(preset, override, key, reads):
+    """The issue's cases: each names the task, the key and the keys the recipe does read."""
+    with pytest.raises(ConfigError) as e:
+        load_config(preset, [override])
+    msg = str(e.value)
+    task = load_config(preset).task
+    assert f"task {task!r} does not read {key!r}" in msg and reads in msg
+
+
+def test_gradient_options_are_read_by_every_recipe():
+    """clip_norm and accumulate configure the engine's Player, so every recipe honours them."""
+    for preset, role in (("cyclegan_digits", "generator"), ("ali_2d_ring", "discriminator"),
+                         ("a2c_cartpole", "actor")):
+        c = load_config(preset, [f"optim.{role}.clip_norm=1.0", f"optim.{role}.accumulate=4"])
+        assert getattr(c.optim, role).clip_norm == 1.0
+        assert getattr(c.optim, role).accumulate == 4
 
 
 def test_table_expected():

@@ -14,13 +14,12 @@ from PIL import Image
 from gantrain.blocks.image_pool import ImagePool
 from gantrain.blocks.losses import LEAST_SQUARES
 from gantrain.cli.main import main
-from gantrain.config.schema import load_config
 from gantrain.data.errors import DatasetError
 from gantrain.data.unpaired import digit_styles, unpaired_folder
 from gantrain.engine.checkpoint import load_parameters, save_parameters
 from gantrain.models.cyclegan import InstanceNorm, PatchDiscriminator, ResnetGenerator
 from gantrain.recipes.cyclegan.build import _g_loss_fn
-from gantrain.recipes.gan.run import build_run
+from gantrain.recipes.registry import build_run, load_config
 
 from .tracing import LossTrace, fingerprint
 
@@ -252,7 +251,9 @@ def test_sample_translates_both_directions_and_a_folder(trained, in_tmp, capsys)
     assert main(["sample", run_dir, "--input", str(in_tmp / "missing")]) == 2
     assert "--input" in capsys.readouterr().err
     assert main(["sample", run_dir, "--truncation", "1.0"]) == 2
-    assert "cyclegan run" in capsys.readouterr().err
+    assert "--truncation: not an option for 'cyclegan' runs" in capsys.readouterr().err
+    assert main(["sample", run_dir, "--no-ema"]) == 2  # no EMA to switch off
+    assert "--no-ema: not an option for 'cyclegan' runs" in capsys.readouterr().err
 
 
 def test_two_discriminator_players(in_tmp):
@@ -266,13 +267,15 @@ def test_two_discriminator_players(in_tmp):
         assert not np.allclose(before[p.name], p.parameters[0].asnumpy()), p.name
 
 
-def test_linear_decay_starts_halfway_unless_set():
-    from gantrain.recipes.cyclegan.run import CycleGANRun
+def test_linear_decay_starts_halfway_unless_set(tmp_path):
+    def resolved(*extra):
+        config = load_config("cyclegan_digits", TINY + ["train.steps=1000", *extra])
+        return build_run(config, tmp_path / "r").config
 
-    resolve = CycleGANRun.__new__(CycleGANRun).resolve
-    c = resolve(load_config("cyclegan_digits", ["train.steps=1000"]))
+    c = resolved()
     assert (c.optim.generator.decay_steps, c.optim.generator.decay_start) == (1000, 500)
     assert (c.optim.discriminator.decay_steps, c.optim.discriminator.decay_start) == (1000, 500)
-    c = resolve(load_config("cyclegan_digits", ["train.steps=1000",
-                                                "optim.generator.decay_start=100"]))
+    c = resolved("optim.generator.decay_start=100", "optim.discriminator.accumulate=2")
     assert c.optim.generator.decay_start == 100
+    # D updates every second call: half as many updates to decay over
+    assert (c.optim.discriminator.decay_steps, c.optim.discriminator.decay_start) == (500, 250)

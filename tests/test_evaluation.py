@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from gantrain.cli.main import main
-from gantrain.config.schema import ConfigError
+from gantrain.config import ConfigError
 from gantrain.data.digits import embedded_digits
-from gantrain.metrics.classifier import evaluate_samples, load_classifier, train_classifier
+from gantrain.metrics.classifier import load_classifier, train_classifier
+from gantrain.metrics.report import evaluate_samples
 
 TINY = [
     "--set", "data.args={n = 256, size = 28}", "--set", "data.batch_size=16",

@@ -9,9 +9,10 @@ import json
 import numpy as np
 import pytest
 
-from gantrain.config.schema import load_config
-from gantrain.engine.guard import DivergenceError, Watchdog, sample_diversity
-from gantrain.recipes.gan.run import Run
+from gantrain.blocks.watchdog import Watchdog, sample_diversity
+from gantrain.engine.guard import DivergenceError
+from gantrain.recipes.gan.run import GANRun
+from gantrain.recipes.registry import load_config
 
 
 class NaNInjector:
@@ -34,17 +35,17 @@ class NaNInjector:
         self.inner.load_state_dict(state)
 
 
-def make_run(tmp_path, steps: int, start: int, stop: int, extra=()) -> Run:
+def make_run(tmp_path, steps: int, start: int, stop: int, extra=()) -> GANRun:
     config = load_config("gan_2d_ring", [
         f"train.steps={steps}", "train.progress=false", "train.log_every=5",
         "train.sample_every=1000", "train.checkpoint_every=5", "train.samples=64",
         "guard.every=5", "guard.max_skips=3", "guard.max_rollbacks=2", *extra])
-    run = Run(config, tmp_path / "run")
+    run = GANRun(config, tmp_path / "run")
     run.loop.ctx.data = NaNInjector(run.loop.ctx.data, start, stop)
     return run
 
 
-def rows(run: Run) -> list[dict]:
+def rows(run: GANRun) -> list[dict]:
     return [json.loads(x) for x in (run.dir / "metrics.jsonl").read_text().splitlines()]
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gantrain.data.stacked import stack_digits
 from gantrain.metrics.classes import KL_EPS, class_report
 from gantrain.metrics.frechet import frechet_distance, frechet_from_stats, gaussian_stats
 from gantrain.metrics.kid import kernel_inception_distance, unbiased_mmd2
 from gantrain.metrics.prdc import _sqdist_blocks, density_coverage, prdc, precision_recall
-from gantrain.metrics.stacked import stack_digits, stacked_mnist_report
+from gantrain.metrics.stacked import stacked_mnist_report
 
 
 def _spd(rng: np.random.Generator, d: int) -> np.ndarray:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from mindspore import Tensor, nn
 
-from gantrain.config.schema import ConfigError, load_config
+from gantrain.config import ConfigError
 from gantrain.recipes.gan.build import _appliers
-from gantrain.recipes.gan.run import build_run
+from gantrain.recipes.registry import build_run, load_config
 
 
 class Linear(nn.Cell):

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gantrain.config.schema import ConfigError, load_config, presets
-from gantrain.recipes.gan.run import Run, build_run
+from gantrain.config import ConfigError, presets
+from gantrain.recipes.gan.run import GANRun
+from gantrain.recipes.registry import build_run, load_config
 
 from .data.test_cifar import write_python_batches
 from .data.test_idx import write_mnist
@@ -17,7 +18,7 @@ from .data.test_idx import write_mnist
 
 def fake_data(preset: str, root) -> list[str]:
     """--set overrides pointing the preset at small data written under ``root``."""
-    data = load_config(preset).data
+    data = getattr(load_config(preset), "data", None)
     dataset = data.dataset if data is not None else None
     if dataset in ("mnist", "fashion_mnist"):
         (root / "mnist").mkdir()
@@ -64,14 +65,14 @@ def test_preset_builds_a_run(preset, tmp_path):
 def test_missing_dataset_says_where_it_was_expected(preset, tmp_path):
     config = load_config(preset, [f'data.args.root="{tmp_path / "nothing"}"'])
     with pytest.raises(ValueError) as e:
-        Run(config, tmp_path / "run")
+        GANRun(config, tmp_path / "run")
     assert str(tmp_path / "nothing") in str(e.value)
 
 
 def test_wrong_dataset_argument_is_named(tmp_path):
     config = load_config("dcgan_digits", ["data.args.count=5"])
     with pytest.raises(ConfigError, match="count"):
-        Run(config, tmp_path / "run")
+        GANRun(config, tmp_path / "run")
 
 
 def test_presets_ship_as_package_data(tmp_path):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gantrain.config.schema import load_config
-from gantrain.recipes.gan.run import Run
+from gantrain.recipes.gan.run import GANRun
+from gantrain.recipes.registry import load_config
 
 from .tracing import LossTrace, fingerprint
 
@@ -24,12 +24,12 @@ CASES = {
 }
 
 
-def make(case: str, folder, steps: int) -> tuple[Run, LossTrace]:
+def make(case: str, folder, steps: int) -> tuple[GANRun, LossTrace]:
     preset, overrides = CASES[case]
     common = [f"train.steps={steps}", "train.progress=false", "train.log_every=1000",
               "train.sample_every=1000", "train.checkpoint_every=1000", "train.samples=16",
               "train.grid=4"]
-    run = Run(load_config(preset, overrides + common), folder)
+    run = GANRun(load_config(preset, overrides + common), folder)
     trace = LossTrace()
     run.loop.hooks.append(trace)
     return run, trace

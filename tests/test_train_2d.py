@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from gantrain.config.schema import load_config
-from gantrain.recipes.gan.run import Run
+from gantrain.recipes.gan.run import GANRun
+from gantrain.recipes.registry import load_config
 
 
 def test_short_grid_run_captures_most_modes(tmp_path):
     config = load_config("gan_2d_grid", [
         "train.steps=1200", "train.progress=false", "train.sample_every=600",
         "train.checkpoint_every=100000", "train.log_every=200"])
-    run = Run(config, tmp_path / "run")
+    run = GANRun(config, tmp_path / "run")
     run.train()
     report = run.last_report
     assert report.modes >= 13, str(report)  # "most" of 25; a collapsed GAN covers a few

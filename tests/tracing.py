@@ -22,4 +22,4 @@ class LossTrace(Hook):
 def fingerprint(run) -> dict[str, str]:
     """``player/parameter -> sha256`` of every Parameter of every player of ``run``."""
     return {f"{player}/{p.name}": hashlib.sha256(p.asnumpy().tobytes()).hexdigest()
-            for player, params in run.players().items() for p in params}
+            for player, params in run.checkpoint_state().items() for p in params}

@@ -42,6 +42,15 @@ def interpolation(rng: np.random.Generator, rows: int, steps: int, z_dim: int) -
     return path.transpose(1, 0, 2).reshape(rows * steps, z_dim).astype(np.float32)
 
 
+def draw(rng: np.random.Generator, n: int, z_dim: int, truncation: float | None = None,
+         interpolate: int | None = None) -> np.ndarray:
+    """What ``gantrain sample`` feeds a generator: ``n`` rows of ``interpolate`` slerp steps,
+    or ``n`` plain (or truncated) latents."""
+    if interpolate:
+        return interpolation(rng, n, interpolate, z_dim)
+    return normal(rng, n, z_dim, truncation)
+
+
 def labels(rng: np.random.Generator, n: int, num_classes: int,
            label: int | None = None) -> np.ndarray | None:
     """Labels for a conditional generator: all ``label``, or cycling through the classes."""

@@ -1,42 +1,51 @@
-"""Config sections -> engine objects (optimizers, transforms, post-update hooks).
+"""Config sections -> engine objects (optimizers, learning-rate schedules, transforms).
 
 The only place where config strings become types; everything past here takes objects.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..blocks.penalties import ClipWeights
 from ..engine.optim import SGD, Adam, CosineDecay, LinearDecay, LRSchedule, Optimizer, RMSProp
 from ..engine.player import PostUpdate
 from ..engine.transforms import ClipByGlobalNorm, ClipByValue, GaussianNoise, GradientTransform
-from .schema import ConfigError, GANConfig, OptimConfig
+from .schema import OptimConfig
+from .strict import ConfigError
 
 OPTIMIZERS = ("adam", "sgd", "rmsprop")
 SCHEDULES = ("constant", "linear_decay", "cosine")
 
 
-def schedule_from_config(c: OptimConfig, total: int, where: str) -> LRSchedule | None:
-    if c.lr_schedule == "constant":
-        return None
-    if c.lr_schedule == "linear_decay":
-        return LinearDecay(c.decay_start, total)
-    if c.lr_schedule == "cosine":
-        return CosineDecay(total)
+def lr_schedule_from_config(c: OptimConfig, where: str) -> LRSchedule | None:
+    """The schedule of ``[where]`` over ``decay_steps`` updates (None: constant)."""
+    total = max(c.decay_steps, c.decay_start + 1)
+    try:
+        if c.lr_schedule == "constant":
+            return None
+        if c.lr_schedule == "linear_decay":
+            return LinearDecay(c.decay_start, total)
+        if c.lr_schedule == "cosine":
+            return CosineDecay(total)
+    except ValueError as e:
+        raise ConfigError(f"[{where}]: {e}") from None
     raise ConfigError(f"{where}.lr_schedule: {c.lr_schedule!r} is not one of {SCHEDULES}")
 
 
 def optimizer_from_config(c: OptimConfig, where: str) -> Optimizer:
-    """Build the optimizer spec of one player (``decay_steps`` must be resolved)."""
-    schedule = schedule_from_config(c, max(c.decay_steps, c.decay_start + 1), where)
+    """The optimizer spec of one player. Its learning-rate schedule is set by the run once the
+    phase list tells how many updates the player makes (``Run.fit_lr_schedules``)."""
+    lr_schedule_from_config(c, where)  # an unknown schedule name stops here, before building
     try:
         if c.name == "adam":
             if len(c.betas) != 2:
                 raise ValueError(f"betas must have two values, got {c.betas}")
-            return Adam(c.lr, schedule, tuple(c.betas), c.eps, c.weight_decay)
+            return Adam(c.lr, None, tuple(c.betas), c.eps, c.weight_decay)
         if c.name == "sgd":
-            return SGD(c.lr, schedule, c.momentum)
+            return SGD(c.lr, None, c.momentum)
         if c.name == "rmsprop":
-            return RMSProp(c.lr, schedule, eps=c.eps)
+            return RMSProp(c.lr, None, eps=c.eps)
     except ValueError as e:
         raise ConfigError(f"[{where}]: {e}") from None
     raise ConfigError(f"{where}.name: {c.name!r} is not one of {OPTIMIZERS}")
@@ -54,5 +63,12 @@ def transforms_from_config(c: OptimConfig, seed: int) -> list[GradientTransform]
     return out
 
 
-def post_updates_from_config(c: GANConfig) -> list[PostUpdate]:
-    return [ClipWeights(c.weight_clip)] if c.weight_clip is not None else []
+def player_options(c: OptimConfig, where: str, seed: int) -> dict[str, Any]:
+    """Everything ``[where]`` sets on a Player: ``Player(name, nets, loss, **options)``."""
+    return {"optimizer": optimizer_from_config(c, where),
+            "transforms": transforms_from_config(c, seed), "accumulate": c.accumulate}
+
+
+def weight_clip(limit: float | None) -> list[PostUpdate]:
+    """The original WGAN's weight clipping as a post-update, when ``limit`` is set."""
+    return [ClipWeights(limit)] if limit is not None else []

@@ -1,16 +1,20 @@
-"""Strict TOML configs: an unknown key or a value of the wrong type is an error that names the
-key, the file and what was expected. ``--set section.key=value`` overrides apply before checks."""
+"""The config sections every recipe shares, and reading TOML files, presets and ``--set``.
+
+A recipe's config is a dataclass that subclasses :class:`RunConfig` and adds exactly the
+sections it reads (see ``gantrain/recipes/<recipe>/config.py``); the strict reader
+(:mod:`gantrain.config.strict`) refuses any key that dataclass does not declare, so a key a
+recipe would ignore is an error, not a silent no-op.
+"""
 
 from __future__ import annotations
 
-import difflib
 import sys
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Union
 
-from .strict import ConfigError, dumps_toml, from_dict, to_dict  # noqa: F401  (re-exported)
+from .strict import ConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -20,7 +24,8 @@ else:  # pragma: no cover
 
 @dataclass
 class ModelConfig:
-    """A network by import path (``models.dcgan:Generator`` or ``my_nets.py:G``) and kwargs."""
+    """A network by import path (``gantrain.models.dcgan:Generator`` or ``my_nets.py:G``)
+    and the keyword arguments of its constructor."""
 
     model: str
     args: dict[str, Any] = field(default_factory=dict)
@@ -47,7 +52,7 @@ class OptimConfig:
     momentum: float = 0.0
     lr_schedule: str = "constant"  # constant | linear_decay | cosine
     decay_start: int = 0  # linear_decay: updates before the decay begins
-    decay_steps: int = 0  # updates over which the schedule runs; 0: set from train.steps
+    decay_steps: int = 0  # updates over which the schedule runs; 0: derived from the schedule
     clip_norm: Union[float, None] = None
     clip_value: Union[float, None] = None
     grad_noise: Union[float, None] = None  # eta of GaussianNoise
@@ -55,121 +60,62 @@ class OptimConfig:
 
 
 @dataclass
-class OptimPair:
-    """Optimizers by player: a GAN's generator (with ALI's encoder) and discriminator (both
-    CycleGAN discriminators), or an actor-critic's actor and critic."""
+class TwoPlayerOptim:
+    """Optimizers of a generator side (G, with ALI's encoder, with CycleGAN's second G) and a
+    discriminator side."""
 
     generator: OptimConfig = field(default_factory=OptimConfig)
     discriminator: OptimConfig = field(default_factory=OptimConfig)
-    actor: Union[OptimConfig, None] = None
-    critic: Union[OptimConfig, None] = None
-
-
-@dataclass
-class GANConfig:
-    loss: str = "nonsaturating"
-    z_dim: int = 64
-    n_critic: int = 1
-    penalty: str = "none"  # none | gp | r1 | r2
-    penalty_weight: float = 10.0
-    penalty_every: int = 1
-    weight_clip: Union[float, None] = None
-    num_classes: int = 0  # > 0: conditional G(z, y) and D(x, y)
-    aux_weight: float = 0.0  # > 0: ACGAN auxiliary classifier loss (D needs aux_classifier)
-    pack: int = 1  # PacGAN: D sees `pack` samples at once (its input has pack x channels)
-    augment: str = ""  # DiffAugment policy, e.g. "color,translation,cutout"
-    ema_decay: Union[float, None] = None  # EMA of G's weights; samples use it when set
 
 
 @dataclass
 class TrainConfig:
+    """Length, logging and checkpointing of any run."""
+
     steps: int = 10000
     time_budget: Union[float, None] = None  # seconds
     log_every: int = 100
-    sample_every: int = 1000
-    samples: int = 2500  # samples drawn by the periodic evaluation hook (2D data)
-    grid: int = 64  # images in the periodic sample grid (image data)
+    sample_every: int = 1000  # the recipe's periodic evaluation (samples, returns, ...)
     checkpoint_every: int = 1000
     keep_checkpoints: int = 3
-    eval_every: int = 0  # > 0: quality metrics every N iterations (needs eval_classifier)
-    eval_classifier: str = ""  # classifier folder from `gantrain eval train-classifier`
-    eval_samples: int = 1000  # generated samples per periodic evaluation
-    keep_best: str = ""  # fd | kid | precision | recall | density | coverage: keep checkpoints/best
     progress: bool = True
 
 
 @dataclass
+class GridTrainConfig(TrainConfig):
+    """``[train]`` of a recipe that draws image grids."""
+
+    grid: int = 64  # images in the periodic sample grid (image data)
+
+
+@dataclass
+class SampleTrainConfig(GridTrainConfig):
+    """``[train]`` of a generator recipe: also how many samples a 2D evaluation draws."""
+
+    samples: int = 2500  # samples drawn by the periodic evaluation hook (2D data)
+
+
+@dataclass
 class GuardConfig:
-    """Divergence guard and failure-sign warnings (see gantrain.guard)."""
+    """Divergence guard (see gantrain.engine.guard): roll back when non-finite updates pile up."""
 
     every: int = 10  # iterations per non-finite check window
     max_skips: int = 10  # skipped updates in one window that trigger a rollback
     lr_factor: float = 0.5  # learning-rate multiplier at each rollback
     max_rollbacks: int = 3
-    d_loss_floor: float = 0.01  # warn when D's loss stays below this ...
-    d_patience: int = 5  # ... for this many logging checks
-    grad_norm_limit: float = 1000.0  # warn when a gradient norm exceeds this
-    diversity_after: int = 500  # no diversity warning before this iteration (G starts constant)
 
 
-@dataclass
-class CycleGANConfig:
-    """CycleGAN's loss weights and history pool (Zhu et al. 2017, Sec. 3-4)."""
-
-    cycle_weight: float = 10.0  # lambda of the cycle-consistency L1 loss
-    identity_weight: float = 0.5  # times cycle_weight: G_AB(b) ~ b, G_BA(a) ~ a
-    pool_size: int = 50  # generated images D sees from history (0: only the newest)
-    split_discriminators: bool = False  # D_A and D_B as two players (own optimizer state)
-
-
-@dataclass
-class RLConfig:
-    """Advantage actor-critic on a numpy environment (see gantrain.rl)."""
-
-    env: str = "cartpole"
-    envs: int = 16  # environments stepped in parallel
-    rollout: int = 32  # steps per environment per iteration (n-step returns)
-    gamma: float = 0.99
-    entropy_weight: float = 0.01
-    normalize_advantages: bool = False  # scale each rollout's advantages to mean 0, std 1
-    max_episode_steps: int = 500
-    eval_episodes: int = 10  # greedy episodes at each evaluation
-    stop_at_return: Union[float, None] = None  # stop once the greedy mean return reaches this
-
-
-TASKS = ("gan", "cyclegan", "ali", "actor_critic")
-# The model and section keys each task needs; the others must be absent.
-TASK_SECTIONS = {
-    "gan": ("data", "generator", "discriminator"),
-    "cyclegan": ("data", "generator", "discriminator", "cyclegan"),
-    "ali": ("data", "generator", "discriminator", "encoder"),
-    "actor_critic": ("actor", "critic", "rl"),
-}
-OPTIONAL_SECTIONS = ("data", "generator", "discriminator", "encoder", "actor", "critic",
-                     "cyclegan", "rl")
-
-
-@dataclass
-class Config:
-    """A whole run. ``task`` picks the recipe; each task uses the sections in TASK_SECTIONS
-    (CycleGAN's G_AB/G_BA share [generator], D_A/D_B share [discriminator])."""
+@dataclass(kw_only=True)
+class RunConfig:
+    """What every run has. ``task`` names the recipe; each recipe's config subclasses this
+    and adds its own sections."""
 
     name: str
-    task: str = "gan"  # gan | cyclegan | ali | actor_critic
-    data: Union[DataConfig, None] = None
-    generator: Union[ModelConfig, None] = None
-    discriminator: Union[ModelConfig, None] = None
-    encoder: Union[ModelConfig, None] = None  # ALI/BiGAN: x -> z
-    actor: Union[ModelConfig, None] = None
-    critic: Union[ModelConfig, None] = None
-    cyclegan: Union[CycleGANConfig, None] = None
-    rl: Union[RLConfig, None] = None
-    gan: GANConfig = field(default_factory=GANConfig)
-    optim: OptimPair = field(default_factory=OptimPair)
-    train: TrainConfig = field(default_factory=TrainConfig)
-    guard: GuardConfig = field(default_factory=GuardConfig)
+    task: str = "gan"
     seed: int = 0
     device: str = "CPU"
+    train: TrainConfig = field(default_factory=TrainConfig)
+    guard: GuardConfig = field(default_factory=GuardConfig)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,8 +161,9 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     node[keys[-1]] = value
 
 
-def load_config(spec: str, overrides: list[str] | tuple[str, ...] = ()) -> Config:
-    """Load a config file or preset, apply ``--set`` overrides, and check it strictly."""
+def read_config(spec: str, overrides: list[str] | tuple[str, ...] = ()) -> tuple[dict, str]:
+    """The raw data of a config file or preset with ``--set`` overrides applied, and its
+    source label; the recipe named by ``task`` checks it (``gantrain.recipes.load_config``)."""
     text, source = read_config_text(spec)
     try:
         data = tomllib.loads(text)
@@ -224,28 +171,4 @@ def load_config(spec: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
         raise ConfigError(f"{source}: not valid TOML: {e}") from None
     for assignment in overrides:
         apply_override(data, assignment)
-    return check_task(from_dict(Config, data, source=source), source)
-
-
-def check_task(config: Config, source: str = "config") -> Config:
-    """Every section the task needs is there and none that it would ignore."""
-    if config.task not in TASKS:
-        close = difflib.get_close_matches(config.task, TASKS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"{source}: task {config.task!r} is not one of {', '.join(TASKS)}{hint}")
-    wanted = TASK_SECTIONS[config.task]
-    for section in OPTIONAL_SECTIONS:
-        present = getattr(config, section) is not None
-        if section in wanted and not present:
-            raise ConfigError(f"{source}: task {config.task!r} needs a [{section}] section")
-        if present and section not in wanted:
-            users = [t for t, s in TASK_SECTIONS.items() if section in s]
-            raise ConfigError(f"{source}: [{section}] is not used by task {config.task!r} "
-                              f"(it belongs to {', '.join(users)}); remove it")
-    uses_ac = config.task == "actor_critic"
-    for name in ("actor", "critic"):
-        if getattr(config.optim, name) is not None and not uses_ac:
-            raise ConfigError(f"{source}: [optim.{name}] is only used by task 'actor_critic'")
-        if uses_ac and getattr(config.optim, name) is None:
-            setattr(config.optim, name, OptimConfig())
-    return config
+    return data, source

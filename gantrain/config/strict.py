@@ -14,10 +14,13 @@ class ConfigError(ValueError):
     """A config that cannot be used; the message says where and why."""
 
 
+def from_dict(cls: type, data: Any, where: str = "", source: str = "config",
+              owner: str = "") -> Any:
+    """Build dataclass ``cls`` from ``data``; every key and type is checked.
 
-
-def from_dict(cls: type, data: Any, where: str = "", source: str = "config") -> Any:
-    """Build dataclass ``cls`` from ``data``; every key and type is checked."""
+    ``owner`` names who reads the config (e.g. ``task 'cyclegan'``); an unknown key is then
+    reported as one that owner would not read, with the keys it does read.
+    """
     label = f"[{where}]" if where else "the top level"
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: {label} must be a table, got {type(data).__name__}")
@@ -25,22 +28,90 @@ def from_dict(cls: type, data: Any, where: str = "", source: str = "config") -> 
     hints = typing.get_type_hints(cls)
     unknown = [k for k in data if k not in fields]
     if unknown:
-        key = unknown[0]
-        close = difflib.get_close_matches(key, list(fields), n=1)
+        keys = ", ".join(repr(_join(where, k)) for k in unknown)
+        close = difflib.get_close_matches(unknown[0], list(fields), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
+        who = f"{owner} does not read" if owner else "unknown key"
         raise ConfigError(
-            f"{source}: unknown key {_join(where, key)!r}{hint}; allowed keys in {label}: "
-            f"{', '.join(fields)}"
+            f"{source}: {who} {keys}{hint}; the keys it reads in {label}: {', '.join(fields)}"
+            if owner else
+            f"{source}: unknown key {keys}{hint}; allowed keys in {label}: {', '.join(fields)}"
         )
     kwargs = {}
     for name, f in fields.items():
         key = _join(where, name)
         if name not in data:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise ConfigError(f"{source}: missing required key {key!r}")
+                raise ConfigError(f"{source}: missing required key {key!r}"
+                                  + (f" ({owner} needs it)" if owner else ""))
             continue
-        kwargs[name] = _convert(hints[name], data[name], key, source)
+        kwargs[name] = _convert(hints[name], data[name], key, source, owner)
     return cls(**kwargs)
+
+
+def defaults_of(cls: type) -> dict[str, Any]:
+    """The default value of every key of ``cls`` that has one, nested like the config."""
+    out: dict[str, Any] = {}
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            if f.default is not None:
+                out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            value = f.default_factory()
+            out[f.name] = to_dict(value) if dataclasses.is_dataclass(value) else value
+        else:
+            tp = _dataclass_in(hints[f.name])
+            if tp is not None:
+                out[f.name] = defaults_of(tp)
+    return out
+
+
+def _dataclass_in(tp: Any) -> type | None:
+    if dataclasses.is_dataclass(tp):
+        return tp
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    return args[0] if len(args) == 1 and dataclasses.is_dataclass(args[0]) else None
+
+
+def drop_unread(data: dict[str, Any], cls: type, defaults: dict[str, Any],
+                where: str = "") -> tuple[dict[str, Any], list[str]]:
+    """``data`` without the keys ``cls`` does not read, and those of the dropped keys whose
+    value is not their default in ``defaults`` (nested defaults some recipe gives them).
+
+    For configs a run wrote itself: before recipes had their own sections, gantrain stored
+    every key of every section, and a key the recipe did not read had no effect on that run,
+    whatever its value. Configs a user writes are checked strictly instead.
+    """
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    out: dict[str, Any] = {}
+    changed: list[str] = []
+    for key, value in data.items():
+        dotted = _join(where, key)
+        default = defaults.get(key, _NO_DEFAULT) if isinstance(defaults, dict) else _NO_DEFAULT
+        if key not in fields:
+            changed += _non_default(value, default, dotted)
+            continue
+        inner = _dataclass_in(hints[key])
+        if inner is not None and isinstance(value, dict):
+            out[key], more = drop_unread(value, inner, default if isinstance(default, dict)
+                                         else {}, dotted)
+            changed += more
+        else:
+            out[key] = value
+    return out, changed
+
+
+def _non_default(value: Any, default: Any, dotted: str) -> list[str]:
+    if isinstance(value, dict):
+        inner = default if isinstance(default, dict) else {}
+        return [k for key, v in value.items()
+                for k in _non_default(v, inner.get(key, _NO_DEFAULT), f"{dotted}.{key}")]
+    return [] if value == default else [f"{dotted} = {value!r}"]
+
+
+_NO_DEFAULT = object()
 
 
 def _join(where: str, key: str) -> str:
@@ -56,25 +127,25 @@ def _type_name(tp: Any) -> str:
     return "null" if tp is type(None) else getattr(tp, "__name__", str(tp))
 
 
-def _convert(tp: Any, value: Any, key: str, source: str) -> Any:
+def _convert(tp: Any, value: Any, key: str, source: str, owner: str = "") -> Any:
     origin = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
-        return from_dict(tp, value, key, source)
+        return from_dict(tp, value, key, source, owner)
     if origin is Union:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if len(args) == 1 and dataclasses.is_dataclass(args[0]):
-            return _convert(args[0], value, key, source)
+            return _convert(args[0], value, key, source, owner)
         for arg in typing.get_args(tp):
             if arg is type(None):
                 continue
             try:
-                return _convert(arg, value, key, source)
+                return _convert(arg, value, key, source, owner)
             except ConfigError:
                 pass
     elif origin is list:
         (item,) = typing.get_args(tp)
         if isinstance(value, list):
-            return [_convert(item, v, f"{key}[{i}]", source) for i, v in enumerate(value)]
+            return [_convert(item, v, f"{key}[{i}]", source, owner) for i, v in enumerate(value)]
     elif origin is dict:
         if isinstance(value, dict):
             return dict(value)

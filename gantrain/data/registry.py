@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..config.imports import check_kwargs
-from ..config.schema import ConfigError
+from ..config.strict import ConfigError
 from ..engine.context import BatchSource
 from .dataset import ArrayDataset
 from .loader import ArrayLoader
@@ -88,7 +88,7 @@ def _stacked_mnist(batch_size: int, seed: int, source: str = "digits", root: str
                    n: int = 25600, digits: int = 10000) -> DataBundle:
     """Stacked MNIST (Metz et al. 2017): three random digits as the RGB channels, 1000 modes.
     ``source`` is the embedded ``digits`` (``digits`` of them) or ``mnist`` files in ``root``."""
-    from ..metrics.stacked import stack_digits
+    from .stacked import stack_digits
 
     if source == "digits":
         from .digits import embedded_digits

@@ -22,6 +22,10 @@ class BatchSource(Protocol):
 class StepContext:
     """Host-side inputs for the steps of one iteration.
 
+    ``outputs`` holds the step outputs of the phases that already ran in this iteration (by
+    phase name); ``shared`` caches a value for every phase of the iteration. Both start empty
+    whenever :attr:`iteration` changes.
+
     All randomness used by steps (noise vectors, interpolation weights, augmentation draws) is
     drawn here from one numpy Generator and passed in as Tensors: MindSpore's in-graph random
     state cannot be saved, and a numpy Generator's can, which makes resumed runs exact.
@@ -31,6 +35,7 @@ class StepContext:
         self.data = data
         self.rng = rng
         self._shared: dict[Hashable, Any] = {}
+        self.outputs: dict[str, Any] = {}
         self.iteration = 0
 
     @property
@@ -44,6 +49,7 @@ class StepContext:
         # even when a rollback lands on the number of the iteration the cache was filled in.
         self._iteration = value
         self._shared.clear()
+        self.outputs = {}  # a new dict: the loop keeps the finished iteration's outputs
 
     def batch(self) -> tuple[Tensor, ...]:
         """The next batch from the data stream, as Tensors."""

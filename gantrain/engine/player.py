@@ -9,6 +9,7 @@ graph, and a step changes only the player's own trainable parameters.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -17,7 +18,7 @@ import mindspore as ms
 from mindspore import Parameter, Tensor, nn, ops
 from mindspore import dtype as mstype
 
-from .optim import Optimizer, lr_parameter
+from .optim import LRSchedule, Optimizer, lr_parameter
 from .transforms import Chain, GradientTransform, global_norm
 
 LossFn = Callable[..., tuple[Tensor, Any]]
@@ -161,6 +162,13 @@ class Player:
         for p in groups:
             unique.setdefault(id(p), p)
         return list(unique.values())
+
+    def set_lr_schedule(self, schedule: LRSchedule | None) -> None:
+        """Replace the learning-rate schedule of the optimizer spec; only before the first step
+        compiles it (a run fits decaying schedules to its phase list this way)."""
+        if self._steps:
+            raise RuntimeError(f"player {self.name}: set_lr_schedule after its step compiled")
+        self.spec = dataclasses.replace(self.spec, schedule=schedule)
 
     def objective(self, name: str, loss_fn: LossFn) -> Objective:
         """A second loss for the same parameters and optimizer, with its own compiled step

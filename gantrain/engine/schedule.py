@@ -67,14 +67,31 @@ class Schedule:
         self.phases = tuple(phases)
 
     def run_iteration(self, ctx: StepContext) -> dict[str, Any]:
-        """Run every phase due at ``ctx.iteration``; return each phase's last step output."""
-        outputs: dict[str, Any] = {}
+        """Run every phase due at ``ctx.iteration``; return each phase's last step output.
+
+        Outputs are recorded in ``ctx.outputs`` as they come, so a later phase's input builder
+        can read what an earlier phase of the same iteration returned (CycleGAN's D trains on
+        the fakes G's step made).
+        """
+        outputs = ctx.outputs
         for phase in self.phases:
             if not phase.due(ctx.iteration):
                 continue
             for _ in range(phase.repeats):
                 outputs[phase.name] = phase.target.step(*phase.inputs(ctx))
         return outputs
+
+    def updates_per_iteration(self) -> dict[str, float]:
+        """Optimizer updates each player makes per iteration, on average: ``repeats / every``
+        summed over the phases that step it (its objectives included), divided by its
+        ``accumulate``. Decaying learning-rate schedules take their length from this."""
+        rates: dict[str, float] = {}
+        for phase in self.phases:
+            player = getattr(phase.target, "player", phase.target)
+            per_call = 1 / getattr(player, "accumulate", 1)
+            rate = phase.repeats / phase.every * per_call
+            rates[player.name] = rates.get(player.name, 0.0) + rate
+        return rates
 
     def targets(self) -> list[Steppable]:
         """The distinct step targets, in phase order."""

@@ -6,10 +6,10 @@ from .frechet import frechet_distance, gaussian_stats
 from .kid import kernel_inception_distance
 from .mixture import MixtureReport, mixture_report
 from .prdc import density_coverage, prdc, precision_recall
-from .stacked import stack_digits, stacked_mnist_report
+from .stacked import stacked_mnist_report
 
 __all__ = [
     "MixtureReport", "class_report", "density_coverage", "frechet_distance", "gaussian_stats",
     "inception_score", "kernel_inception_distance", "mixture_report", "prdc",
-    "precision_recall", "stack_digits", "stacked_mnist_report",
+    "precision_recall", "stacked_mnist_report",
 ]

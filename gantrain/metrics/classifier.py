@@ -19,7 +19,7 @@ from mindspore import Tensor, nn, ops
 from mindspore import dtype as mstype
 
 from ..config.imports import build_cell
-from ..config.schema import ConfigError
+from ..config.strict import ConfigError
 from ..data.dataset import ArrayDataset
 from ..data.loader import ArrayLoader
 from ..engine import checkpoint
@@ -28,7 +28,7 @@ from ..engine.optim import Adam
 from ..engine.player import Player, prefix_parameters
 from ..engine.schedule import Phase, Schedule
 
-CLASSIFIER_MODEL = "models.classifier:LeNet"
+CLASSIFIER_MODEL = "gantrain.models.classifier:LeNet"
 META, WEIGHTS = "classifier.json", "classifier.ckpt"
 
 
@@ -126,83 +126,6 @@ def load_classifier(path: str | Path) -> tuple[FeatureExtractor, dict[str, Any]]
     return FeatureExtractor(net, meta["args"]["channels"]), meta
 
 
-METRICS = ("fd", "kid", "prdc", "classes", "stacked")
-
-
-def quality_report(real_feats: np.ndarray, fake_feats: np.ndarray, fake_probs: np.ndarray,
-                   metrics: tuple[str, ...], data_class_freq: np.ndarray | None) -> dict:
-    """Every requested metric of ``fake`` against ``real`` features."""
-    from .classes import class_report
-    from .frechet import frechet_distance
-    from .kid import kernel_inception_distance
-    from .prdc import prdc
-
-    out: dict[str, Any] = {}
-    if "fd" in metrics:
-        out["fd"] = frechet_distance(real_feats, fake_feats)
-    if "kid" in metrics:
-        mean, std = kernel_inception_distance(real_feats, fake_feats)
-        out["kid"], out["kid_std"] = mean, std
-    if "prdc" in metrics:
-        out.update(prdc(real_feats, fake_feats))
-    if "classes" in metrics:
-        out["classes"] = class_report(fake_probs, data_class_freq)
-    return out
-
-
-def stacked_report(images: np.ndarray, extractor: FeatureExtractor) -> dict[str, Any]:
-    """Stacked MNIST modes: each channel of (N, 3, H, W) images classified as a digit."""
-    from .stacked import stacked_mnist_report
-
-    digits = [extractor(images[:, c : c + 1])[1].argmax(1) for c in range(3)]
-    report = stacked_mnist_report(np.stack(digits, axis=1))
-    report.pop("histogram", None)
-    return report
-
-
-def evaluate_samples(fake: np.ndarray, real: ArrayDataset, extractor: FeatureExtractor,
-                     metrics: tuple[str, ...] = METRICS[:4], seed: int = 0) -> dict[str, Any]:
-    """Metrics of generated images against real ones, beside the real-vs-real baseline.
-
-    The baseline compares two disjoint halves of the real data, each as large as the smaller
-    of ``len(fake)`` and half the dataset, so a reader can tell what a perfect generator scores.
-    ``stacked`` classifies each channel of 3-channel Stacked MNIST images with a digit
-    classifier and counts the 1000 modes.
-    """
-    unknown = [m for m in metrics if m not in METRICS]
-    if unknown:
-        raise ConfigError(f"unknown metrics {unknown}; choose from {', '.join(METRICS)}")
-    needed = 1 if "stacked" in metrics else fake.shape[1]
-    if extractor.channels != needed or ("stacked" in metrics and fake.shape[1] != 3):
-        raise ConfigError(
-            f"the classifier takes {extractor.channels}-channel images; these metrics need "
-            f"{needed} for {fake.shape[1]}-channel samples (the stacked metric needs 3-channel "
-            "samples and a digit classifier)")
-    report: dict[str, Any] = {"samples": len(fake), "generated": {}, "real_vs_real": {}}
-    if "stacked" in metrics:
-        report["generated"]["stacked"] = stacked_report(fake, extractor)
-        report["real_vs_real"]["stacked"] = stacked_report(real.x[: len(fake)], extractor)
-    feature_metrics = tuple(m for m in metrics if m != "stacked")
-    if not feature_metrics:
-        return report
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(real))
-    half = min(len(fake), len(real) // 2)
-    a, b = order[:half], order[half : 2 * half]
-    real_a, _ = extractor(real.x[a])
-    real_b, probs_b = extractor(real.x[b])
-    fake_feats, fake_probs = extractor(fake)
-    freq = None
-    if real.y is not None and real.num_classes:
-        freq = np.bincount(real.y, minlength=real.num_classes) / len(real.y)
-    report["real_samples"] = int(half)
-    report["generated"].update(
-        quality_report(real_a, fake_feats, fake_probs, feature_metrics, freq))
-    report["real_vs_real"].update(
-        quality_report(real_a, real_b, probs_b, feature_metrics, freq))
-    return report
-
-
 def classifier_data(name: str, root: str | None, n: int = 10000,
                     seed: int = 0) -> tuple[ArrayDataset, ArrayDataset]:
     """Train and test splits for the feature classifier. The embedded digits use seeds apart
@@ -224,63 +147,3 @@ def classifier_data(name: str, root: str | None, n: int = 10000,
 
         reader = getattr(idx, name)
     return reader(root, split="train"), reader(root, split="test")
-
-
-def _format(report: dict[str, Any]) -> str:
-    gen, base = report["generated"], report["real_vs_real"]
-    lines = [f"{'metric':<20}{'generated':>12}{'real vs real':>14}"]
-    for key in ("fd", "kid", "precision", "recall", "density", "coverage"):
-        if key in gen:
-            lines.append(f"{key:<20}{gen[key]:>12.4f}{base[key]:>14.4f}")
-    if "stacked" in gen:
-        for key in ("modes", "kl"):
-            lines.append(f"{'stacked ' + key:<20}{gen['stacked'][key]:>12.3f}"
-                         f"{base['stacked'][key]:>14.3f}")
-    if "classes" in gen:
-        g, b = gen["classes"], base["classes"]
-        for key in ("classes_covered", "kl", "inception_score"):
-            if key in g:
-                lines.append(f"{key:<20}{g[key]:>12.4f}{b[key]:>14.4f}")
-    return "\n".join(lines)
-
-
-def _plain(obj: Any) -> Any:
-    """numpy values in reports -> JSON."""
-    return obj.tolist() if isinstance(obj, (np.ndarray, np.generic)) else str(obj)
-
-
-def evaluate_run(path: str | Path, classifier: str | Path | None, n: int = 10000,
-                 metrics: tuple[str, ...] = METRICS[:4], ema: bool = True,
-                 seed: int = 0) -> dict[str, Any]:
-    """Score a run's generator; writes ``eval.json`` next to the checkpoints and returns the
-    report (with a printable ``table``)."""
-    from ..blocks import latents
-    from ..data.registry import build_data
-    from ..recipes.gan.run import load_sampler
-    from .mixture import mixture_report
-
-    if n < 2:
-        raise ConfigError(f"--n must be >= 2, got {n}")
-    sampler, config = load_sampler(path, ema=ema)
-    rng = np.random.default_rng(seed)
-    z = latents.normal(rng, n, config.gan.z_dim)
-    fake = sampler(z, latents.labels(rng, n, config.gan.num_classes))
-    data = build_data(config.data.dataset, config.data.args, config.data.batch_size, config.seed)
-    if data.mixture is not None:
-        report: dict[str, Any] = {"samples": n, "mixture": mixture_report(fake, data.mixture)
-                                  .as_dict()}
-        table = str(mixture_report(fake, data.mixture))
-    else:
-        if classifier is None:
-            raise ConfigError("image metrics need --classifier (train one with `gantrain eval "
-                              "train-classifier --data digits --out classifiers/digits`)")
-        extractor, meta = load_classifier(classifier)
-        report = evaluate_samples(fake, data.dataset, extractor, metrics, seed)
-        report["classifier"] = {"path": str(classifier), "test_accuracy": meta["test_accuracy"]}
-        table = _format(report)
-    ckpt = checkpoint.resolve(path)
-    report.update({"checkpoint": str(ckpt), "ema": ema})
-    out = Path(path) / "eval.json" if (Path(path) / "checkpoints").is_dir() else ckpt / "eval.json"
-    out.write_text(json.dumps(report, indent=1, default=_plain))
-    report["path"], report["table"] = str(out), table
-    return report

@@ -4,16 +4,18 @@ feature classifier, log it to ``metrics.jsonl``, and optionally keep the best ch
 from __future__ import annotations
 
 import shutil
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..config.schema import ConfigError
+from ..config.strict import ConfigError
+from ..data.dataset import ArrayDataset
+from ..engine.hooks import JsonlWriter
 from ..engine.loop import Hook, Loop
-from .classifier import load_classifier, quality_report
-
-if TYPE_CHECKING:
-    from ..recipes.gan.run import Run
+from .classifier import load_classifier
+from .report import quality_report
 
 LOWER_IS_BETTER = {"fd": True, "kid": True, "precision": False, "recall": False,
                    "density": False, "coverage": False}
@@ -21,25 +23,32 @@ LOWER_IS_BETTER = {"fd": True, "kid": True, "precision": False, "recall": False,
 
 class QualityHook(Hook):
     """FD, KID, precision/recall, density/coverage and class coverage every ``every``
-    iterations on ``samples`` generated images (EMA weights) against a fixed real subset."""
+    iterations on ``samples`` images from ``generate(z, y)`` against a fixed real subset.
 
-    def __init__(self, run: Run, every: int, classifier: str, samples: int,
-                 keep_best: str = "") -> None:
-        if not run.is_image:
-            raise ConfigError("train.eval_every needs image data (2D runs are scored by the "
-                              "sample hook already)")
+    Args:
+        generate: ``(z, y) -> images`` (a run passes its EMA-aware sampler).
+        real: the training images and labels.
+        writer: where each record goes.
+        run_dir: the run folder; the best checkpoint is copied to ``checkpoints/best``.
+        save: ``save(loop) -> checkpoint folder``, called when ``keep_best`` improves.
+    """
+
+    def __init__(self, generate: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                 real: ArrayDataset, writer: JsonlWriter, run_dir: str | Path,
+                 save: Callable[[Loop], Path], *, every: int, classifier: str, samples: int,
+                 z_dim: int, num_classes: int = 0, seed: int = 0, keep_best: str = "") -> None:
         if not classifier:
             raise ConfigError("train.eval_every > 0 needs train.eval_classifier, a folder from "
                               "`gantrain eval train-classifier`")
         if keep_best and keep_best not in LOWER_IS_BETTER:
             raise ConfigError(f"train.keep_best must be one of {sorted(LOWER_IS_BETTER)}, "
                               f"got {keep_best!r}")
-        self.run, self.every, self.keep_best = run, every, keep_best
+        self.generate, self.writer, self.save = generate, writer, save
+        self.dir, self.every, self.keep_best = Path(run_dir), every, keep_best
         self.extractor, _ = load_classifier(classifier)
-        rng = np.random.default_rng([run.config.seed, 2])  # apart from training's RNG
-        self.z = rng.standard_normal((samples, run.config.gan.z_dim))
-        self.y = np.arange(samples) % max(run.gan.num_classes, 1)
-        real = run.data.dataset
+        rng = np.random.default_rng([seed, 2])  # apart from training's RNG
+        self.z = rng.standard_normal((samples, z_dim))
+        self.y = np.arange(samples) % max(num_classes, 1)
         idx = rng.permutation(len(real))[: min(samples, len(real))]
         self.real_feats, _ = self.extractor(real.x[idx])
         self.freq = None
@@ -48,7 +57,7 @@ class QualityHook(Hook):
         self.best: float | None = None
 
     def after_iteration(self, loop: Loop) -> None:
-        fake = self.run.generate(self.z, self.y)
+        fake = self.generate(self.z, self.y)
         feats, probs = self.extractor(fake)
         metrics = ("fd", "kid", "prdc", "classes")
         report = quality_report(self.real_feats, feats, probs, metrics, self.freq)
@@ -56,7 +65,7 @@ class QualityHook(Hook):
         record: dict[str, Any] = {"iteration": loop.iteration, "kind": "quality", **report,
                                   "classes_covered": classes["classes_covered"],
                                   "class_kl": classes["kl"]}
-        self.run.writer.write(record)
+        self.writer.write(record)
         if self.keep_best:
             self._maybe_keep(loop, float(report[self.keep_best]))
 
@@ -65,8 +74,8 @@ class QualityHook(Hook):
         if self.best is not None and (value >= self.best if lower else value <= self.best):
             return
         self.best = value
-        path = self.run.save(loop)
-        best = self.run.dir / "checkpoints" / "best"
+        path = self.save(loop)
+        best = self.dir / "checkpoints" / "best"
         tmp = best.with_name(".best.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.copytree(path, tmp)

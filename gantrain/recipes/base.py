@@ -1,19 +1,21 @@
-"""What every training run shares, whatever its recipe: its folder under runs/, the metrics
-file, the divergence guard, periodic evaluation and checkpoints, save/restore and the loop.
+"""The run every recipe shares: its folder's metrics file, the divergence guard, periodic
+evaluation and checkpoints, learning-rate schedules fitted to the phase list, save/restore and
+the loop.
 
-A recipe's run (the GAN :class:`~gantrain.run.Run`, CycleGAN, ALI, actor-critic) subclasses
-:class:`BaseRun` and fills in :meth:`BaseRun.build` and :meth:`BaseRun.evaluate`.
+A recipe's run subclasses :class:`Run` and fills in :meth:`Run.build` (players by optimizer
+role, schedule, batch source) and :meth:`Run.evaluate`.
 """
 
 from __future__ import annotations
 
 import copy
-import shutil
-import time
+import math
 from pathlib import Path
 from typing import Any
 
-from ..config.schema import Config, ConfigError, dumps_toml, to_dict
+from ..config.builders import lr_schedule_from_config
+from ..config.schema import OptimConfig, RunConfig
+from ..config.strict import to_dict
 from ..engine import checkpoint, runtime
 from ..engine.context import BatchSource
 from ..engine.guard import DivergenceGuard
@@ -22,59 +24,26 @@ from ..engine.loop import Hook, Loop
 from ..engine.player import Player
 from ..engine.schedule import Schedule
 
-CONFIG_FILE = "config.toml"
 
-
-def default_run_dir(config: Config, root: str | Path = "runs") -> Path:
-    return Path(root) / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-
-
-def check_run_dir_free(run_dir: Path, overwrite: bool = False) -> None:
-    """Refuse a folder that already holds something, unless the user asked to overwrite."""
-    if run_dir.exists() and any(run_dir.iterdir()) and not overwrite:
-        raise ConfigError(
-            f"run directory {str(run_dir)!r} already holds a run; pass --resume to continue "
-            "it or --overwrite to replace it"
-        )
-
-
-def prepare_run_dir(run_dir: Path, config: Config, overwrite: bool = False) -> None:
-    """Create ``run_dir`` for a new run and write its resolved config."""
-    check_run_dir_free(run_dir, overwrite)
-    if run_dir.exists():
-        shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / CONFIG_FILE).write_text(dumps_toml(to_dict(config)))
-
-
-def resolve_schedules(config: Config, updates_per_iteration: dict[str, float]) -> Config:
-    """Fix each decaying learning-rate schedule's length from ``train.steps`` and how many
-    updates each optimizer makes per iteration, so the resolved config records it and a resume
-    that extends ``train.steps`` keeps the schedule the run started with."""
-    config = copy.deepcopy(config)
-    for name, per_iteration in updates_per_iteration.items():
-        oc = getattr(config.optim, name)
-        if oc is not None and oc.lr_schedule != "constant" and oc.decay_steps == 0:
-            oc.decay_steps = max(1, int(-(-config.train.steps * per_iteration // 1)))
-    return config
-
-
-class BaseRun:
+class Run:
     """A run built from ``config``, writing to ``run_dir``.
 
     Subclasses set, in :meth:`build`: ``self.schedule`` (the phases), ``self.source`` (the
-    batch stream) and ``self.player_list`` (every Player whose state a checkpoint holds).
+    batch stream) and ``self.players``: every Player whose state a checkpoint holds, by the
+    name of the ``[optim.<role>]`` section that configures it (e.g. ``{"discriminator": [D],
+    "generator": [G]}``).
     """
 
     schedule: Schedule
     source: BatchSource
-    player_list: list[Player]
+    players: dict[str, list[Player]]
 
-    def __init__(self, config: Config, run_dir: str | Path) -> None:
-        self.config, self.dir = self.resolve(config), Path(run_dir)
+    def __init__(self, config: RunConfig, run_dir: str | Path) -> None:
+        self.config, self.dir = copy.deepcopy(config), Path(run_dir)
         runtime.setup(config.device, config.seed)
         self.last_report: Any = None
         self.build()
+        self.fit_lr_schedules()
         self.writer = JsonlWriter(self.dir / "metrics.jsonl")
         t, g = self.config.train, self.config.guard
         self.guard = DivergenceGuard(self.player_list, self.restore_last, g.every,
@@ -86,10 +55,6 @@ class BaseRun:
         self.loop = Loop(self.schedule, self.source, self.config.seed, hooks, t.progress)
 
     # -- what a recipe provides ----------------------------------------------------------------
-
-    def resolve(self, config: Config) -> Config:
-        """The config with everything derived from it fixed (e.g. LR schedule lengths)."""
-        return config
 
     def build(self) -> None:
         raise NotImplementedError
@@ -108,16 +73,8 @@ class BaseRun:
     def finish(self) -> None:
         """Called once training stops (final images, summaries)."""
 
-    @classmethod
-    def sample_command(cls, ckpt: Path, config: Config, args: Any) -> str:
-        """``gantrain sample`` for this task's runs (the GAN run's is in the CLI itself);
-        returns the line to print."""
-        raise ConfigError(f"`gantrain sample` has nothing to draw for task {config.task!r}")
-
-    # -- shared --------------------------------------------------------------------------------
-
-    def players(self) -> dict[str, list]:
-        return {p.name: p.state() for p in self.player_list}
+    def fit_optim(self, oc: OptimConfig) -> None:
+        """Adjust a decaying schedule once its length is known (e.g. where the decay starts)."""
 
     def extra_state(self) -> dict[str, Any]:
         """Host-side state beyond the loop's (e.g. an image pool) saved in ``state.json``."""
@@ -126,18 +83,46 @@ class BaseRun:
     def load_extra_state(self, state: dict[str, Any]) -> None:
         pass
 
+    def checkpoint_state(self) -> dict[str, list]:
+        """The Parameters a checkpoint holds, one file per key (``<key>.ckpt``)."""
+        return {p.name: p.state() for p in self.player_list}
+
+    # -- shared --------------------------------------------------------------------------------
+
+    @property
+    def player_list(self) -> list[Player]:
+        return [p for group in self.players.values() for p in group]
+
+    def fit_lr_schedules(self) -> None:
+        """Give every decaying learning-rate schedule its length in optimizer updates:
+        ``train.steps`` times the updates each player makes per iteration, read off the phase
+        list (``repeats / every`` over its phases, divided by its ``accumulate``). The length
+        is written into the config, so a resume that extends ``train.steps`` keeps it."""
+        rates = self.schedule.updates_per_iteration()
+        for role, group in self.players.items():
+            oc = getattr(self.config.optim, role)
+            if oc.lr_schedule == "constant":
+                continue
+            if oc.decay_steps == 0:
+                rate = max(rates.get(p.name, 0.0) for p in group)
+                oc.decay_steps = max(1, math.ceil(self.config.train.steps * rate))
+            self.fit_optim(oc)
+            schedule = lr_schedule_from_config(oc, f"optim.{role}")
+            for player in group:
+                player.set_lr_schedule(schedule)
+
     def save(self, loop: Loop) -> Path:
         state = {"loop": loop.state_dict(), "config": to_dict(self.config),
                  "extra": self.extra_state()}
         root = self.dir / "checkpoints"
-        path = checkpoint.save(root, f"step_{loop.iteration:08d}", self.players(), state)
+        path = checkpoint.save(root, f"step_{loop.iteration:08d}", self.checkpoint_state(), state)
         checkpoint.prune(root, self.config.train.keep_checkpoints)
         return path
 
     def restore(self, path: str | Path) -> int:
         """Load the full training state; call before training continues. Returns the iteration."""
         ckpt = checkpoint.resolve(path)
-        for name, params in self.players().items():
+        for name, params in self.checkpoint_state().items():
             checkpoint.load_parameters(params, ckpt / f"{name}.ckpt")
         state = checkpoint.read_state(ckpt)
         self.loop.load_state_dict(state["loop"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from mindspore import Tensor, nn
 
-from ..config.schema import ConfigError
+from ..config.strict import ConfigError
 
 
 def _first_line(e: Exception) -> str:

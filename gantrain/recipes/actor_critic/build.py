@@ -79,16 +79,19 @@ def build_actor_critic(
     entropy_weight: float = 0.01,
     actor_transforms: Sequence[GradientTransform] = (),
     critic_transforms: Sequence[GradientTransform] = (),
+    actor_accumulate: int = 1,
+    critic_accumulate: int = 1,
 ) -> ActorCritic:
     """Wire an actor (obs -> logits) and a critic (obs -> value) into players and a schedule.
 
     The data stream must yield rollouts ``(obs, actions_onehot, returns, advantages)`` such as
-    :class:`gantrain.rl.rollout.RolloutSource` makes. Phases: the actor, then the critic, each
-    once per iteration on the same rollout.
+    :class:`~gantrain.recipes.actor_critic.rollout.RolloutSource` makes. Phases: the actor,
+    then the critic, each once per iteration on the same rollout.
     """
     actor_player = Player("actor", actor, actor_loss_fn(actor, float(entropy_weight)),
-                          actor_optimizer, transforms=actor_transforms)
+                          actor_optimizer, transforms=actor_transforms,
+                          accumulate=actor_accumulate)
     critic_player = Player("critic", critic, critic_loss_fn(critic), critic_optimizer,
-                           transforms=critic_transforms)
+                           transforms=critic_transforms, accumulate=critic_accumulate)
     schedule = Schedule([Phase(actor_player, actor_inputs), Phase(critic_player, critic_inputs)])
     return ActorCritic(actor_player, critic_player, schedule)

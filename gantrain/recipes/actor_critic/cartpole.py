@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...config.schema import ConfigError
+from ...config.strict import ConfigError
 
 
 @dataclass(frozen=True)

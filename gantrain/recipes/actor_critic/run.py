@@ -2,42 +2,38 @@
 
 Sections: ``[actor]`` and ``[critic]`` (networks), ``[rl]`` (environment, rollout, discount,
 entropy bonus, evaluation episodes), ``[optim.actor]`` / ``[optim.critic]``. The batch stream
-is a :class:`~gantrain.rl.rollout.RolloutSource` of the current actor, so the loop, schedule,
+is a :class:`~.rollout.RolloutSource` of the current actor, so the loop, schedule,
 checkpoints and divergence guard are the ones the GANs use.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from mindspore import Tensor
 
 from ...config.builders import optimizer_from_config, transforms_from_config
 from ...config.imports import build_cell
-from ...config.schema import Config, ConfigError
-from ...engine import checkpoint, runtime
+from ...config.strict import ConfigError
 from ...engine.loop import Hook, Loop
-from ...engine.player import prefix_parameters
-from ..base import BaseRun, resolve_schedules
+from ..base import Run
+from ..shapes import call_net
 from .build import ActorCritic, build_actor_critic
 from .cartpole import make_env
+from .config import ActorCriticConfig
 from .rollout import RolloutSource, compiled_forward, greedy_returns
 
 EVAL_SEED = 2  # stream of the evaluation episodes' start states: [seed, EVAL_SEED]
 
 
-def check_nets(actor: Any, critic: Any, obs_size: int, num_actions: int, config: Config) -> None:
+def check_nets(actor: Any, critic: Any, obs_size: int, num_actions: int,
+               config: ActorCriticConfig) -> None:
     """The actor maps (B, obs) to (B, actions) logits and the critic (B, obs) to (B,) values."""
-    from mindspore import Tensor
-
-    x = Tensor(np.zeros((2, obs_size), np.float32))
+    x = (Tensor(np.zeros((2, obs_size), np.float32)),)
     for role, net, want in (("actor", actor, (2, num_actions)), ("critic", critic, (2,))):
-        try:
-            shape = tuple(net(x).shape)
-        except (ValueError, TypeError, RuntimeError) as e:
-            raise ConfigError(f"[{role}] {getattr(config, role).model} fails on observations of "
-                              f"shape (2, {obs_size}) from {config.rl.env!r}: {e}") from None
+        shape = call_net(net, x, f"[{role}] {getattr(config, role).model} fails on observations "
+                                 f"of shape (2, {obs_size}) from {config.rl.env!r}").shape
         if shape not in (want, want + (1,) if role == "critic" else want):
             raise ConfigError(f"[{role}] {getattr(config, role).model} maps observations "
                               f"(2, {obs_size}) to {shape}; {config.rl.env!r} needs {want}")
@@ -61,15 +57,14 @@ class EpisodeLogger(Hook):
         self.writer.write(record)
 
 
-def build_actor(config: Config) -> Any:
+def build_actor(config: ActorCriticConfig) -> Any:
     return build_cell(config.actor.model, config.actor.args, "actor")
 
 
-class ActorCriticRun(BaseRun):
+class ActorCriticRun(Run):
     """Advantage actor-critic: actor and critic players trained on rollouts of the actor."""
 
-    def resolve(self, config: Config) -> Config:
-        return resolve_schedules(config, {"actor": 1, "critic": 1})
+    config: ActorCriticConfig
 
     def build(self) -> None:
         c, rl = self.config, self.config.rl
@@ -89,13 +84,15 @@ class ActorCriticRun(BaseRun):
             entropy_weight=rl.entropy_weight,
             actor_transforms=transforms_from_config(c.optim.actor, c.seed),
             critic_transforms=transforms_from_config(c.optim.critic, c.seed + 1),
+            actor_accumulate=c.optim.actor.accumulate,
+            critic_accumulate=c.optim.critic.accumulate,
         )
         self.policy = compiled_forward(actor)
         self.source = RolloutSource(env, self.policy, compiled_forward(critic), rl.rollout,
                                     rl.gamma, seed=c.seed + 1,
                                     normalize_advantages=rl.normalize_advantages)
         self.schedule = self.ac.schedule
-        self.player_list = [self.ac.actor, self.ac.critic]
+        self.players = {"actor": [self.ac.actor], "critic": [self.ac.critic]}
 
     def extra_hooks(self) -> list[Hook]:
         return [EpisodeLogger(self.source, self.writer, self.config.train.log_every)]
@@ -121,17 +118,3 @@ class ActorCriticRun(BaseRun):
         target = self.config.rl.stop_at_return
         if target is not None and returns.mean() >= target:  # "solved": keep this policy
             loop.request_stop(f"greedy return {returns.mean():.1f} >= rl.stop_at_return")
-
-    @classmethod
-    def sample_command(cls, ckpt: Path, config: Config, args: Any) -> str:
-        """Greedy episodes of the checkpoint's actor (``--n`` episodes, ``--seed``)."""
-        runtime.setup(config.device, config.seed)
-        actor = build_actor(config)
-        prefix_parameters({"actor": actor}, "actor")  # the names the actor player gave them
-        checkpoint.load_parameters(actor.get_parameters(), ckpt / "actor.ckpt", strict=False)
-        rl = config.rl
-        env = make_env(rl.env, args.n, rl.max_episode_steps, args.seed)
-        returns = greedy_returns(env, compiled_forward(actor))
-        listed = " ".join(f"{r:.0f}" for r in returns)
-        return (f"{len(returns)} greedy episodes of {rl.env}: mean return {returns.mean():.1f}, "
-                f"min {returns.min():.0f}, max {returns.max():.0f}\n{listed}")

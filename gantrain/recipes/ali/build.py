@@ -22,7 +22,7 @@ import numpy as np
 from mindspore import Tensor, nn, ops
 
 from ...blocks.losses import GANLoss
-from ...config.schema import ConfigError
+from ...config.strict import ConfigError
 from ...engine.context import StepContext
 from ...engine.optim import Optimizer
 from ...engine.player import Player, PostUpdate
@@ -114,6 +114,8 @@ def build_ali(
     d_transforms: Sequence[GradientTransform] = (),
     g_post_update: Sequence[PostUpdate] = (),
     d_post_update: Sequence[PostUpdate] = (),
+    g_accumulate: int = 1,
+    d_accumulate: int = 1,
 ) -> ALI:
     """Wire G, E and a joint ``D(x, z) -> logits (B,)`` into players and the schedule
     ``[D x n_critic, GE]``.
@@ -132,9 +134,9 @@ def build_ali(
     encode = make_encode(E, z_dim, stochastic)
     d_loss, ge_loss = _loss_fns(G, D, encode, loss)
     d_player = Player("D", D, d_loss, d_optimizer, transforms=d_transforms,
-                      post_update=d_post_update)
+                      post_update=d_post_update, accumulate=d_accumulate)
     ge_player = Player("GE", {"G": G, "E": E}, ge_loss, g_optimizer, transforms=g_transforms,
-                       post_update=g_post_update)
+                       post_update=g_post_update, accumulate=g_accumulate)
     no_eps = Tensor(np.zeros((1, 1), np.float32))  # one step signature for the BiGAN form
 
     def inputs(ctx: StepContext) -> tuple[Tensor, Tensor, Tensor]:

@@ -15,43 +15,22 @@ from typing import Any
 
 import numpy as np
 
-from ...blocks import latents
 from ...blocks.losses import get_loss
-from ...config.builders import (
-    optimizer_from_config,
-    post_updates_from_config,
-    transforms_from_config,
-)
+from ...config.builders import optimizer_from_config, transforms_from_config, weight_clip
 from ...config.imports import build_cell
-from ...config.schema import Config, ConfigError
 from ...data.registry import DataBundle, build_data
-from ...engine import checkpoint, runtime
 from ...engine.ema import EMA
-from ...engine.ema import PREFIX as EMA_PREFIX
 from ...engine.loop import Loop
-from ...engine.player import prefix_parameters
 from ...engine.sampling import Sampler
-from ..base import BaseRun, resolve_schedules
+from ..base import Run
 from .build import ALI, build_ali, check_ali_shapes
+from .config import ALIConfig
 
 RECON_ROWS = 4  # pairs of rows (x, G(E(x))) in a reconstruction grid
 RECON_COLS = 8
 
 
-def check_gan_options(config: Config) -> None:
-    """[gan] options that only the plain GAN implements are errors, not silently ignored."""
-    gan, unused = config.gan, []
-    for key, default in (("penalty", "none"), ("pack", 1), ("num_classes", 0),
-                         ("aux_weight", 0.0), ("augment", "")):
-        if getattr(gan, key) != default:
-            unused.append(f"gan.{key} = {getattr(gan, key)!r}")
-    if unused:
-        raise ConfigError(f"task 'ali' does not implement {', '.join(unused)}; remove it "
-                          "(ALI uses gan.loss, gan.z_dim, gan.n_critic, gan.weight_clip, "
-                          "gan.ema_decay)")
-
-
-def build_nets(config: Config) -> tuple[Any, Any, Any]:
+def build_nets(config: ALIConfig) -> tuple[Any, Any, Any]:
     """G, E and D from the [generator], [encoder] and [discriminator] sections."""
     return (build_cell(config.generator.model, config.generator.args, "generator"),
             build_cell(config.encoder.model, config.encoder.args, "encoder"),
@@ -94,27 +73,31 @@ def reconstruction_errors(x: np.ndarray, rec: np.ndarray) -> dict[str, float]:
     return {"recon_mse": float(err.mean()), "recon_mse_shuffled": float(other.mean())}
 
 
-def save_reconstructions(path: Path, x: np.ndarray, rec: np.ndarray,
-                         cols: int = RECON_COLS) -> Path:
-    """A grid of images: rows of ``cols`` real images, each followed by their reconstructions."""
-    from ...viz.images import save_grid
-
+def reconstruction_rows(x: np.ndarray, rec: np.ndarray, cols: int = RECON_COLS) -> np.ndarray:
+    """Images for a grid of ``cols`` columns: rows of real images, each followed by a row of
+    their reconstructions."""
     rows = len(x) // cols
     x, rec = x[: rows * cols], rec[: rows * cols]
     pairs = np.stack([x.reshape(rows, cols, *x.shape[1:]), rec.reshape(rows, cols, *x.shape[1:])],
                      axis=1)
-    return save_grid(path, pairs.reshape(-1, *x.shape[1:]), cols, scale=2)
+    return pairs.reshape(-1, *x.shape[1:])
 
 
-class ALIRun(BaseRun):
+def save_reconstructions(path: Path, x: np.ndarray, rec: np.ndarray,
+                         cols: int = RECON_COLS) -> Path:
+    """A grid of rows of real images, each followed by their reconstructions."""
+    from ...viz.images import save_grid
+
+    return save_grid(path, reconstruction_rows(x, rec, cols), cols, scale=2)
+
+
+class ALIRun(Run):
     """An ALI / BiGAN training run (``task = "ali"``)."""
 
-    def resolve(self, config: Config) -> Config:
-        return resolve_schedules(config, {"generator": 1, "discriminator": config.gan.n_critic})
+    config: ALIConfig
 
     def build(self) -> None:
         c = self.config
-        check_gan_options(c)
         self.data: DataBundle = build_data(c.data.dataset, c.data.args, c.data.batch_size, c.seed)
         G, E, D = build_nets(c)
         stochastic = bool(getattr(E, "stochastic", False))
@@ -133,9 +116,12 @@ class ALIRun(BaseRun):
             g_transforms=transforms_from_config(c.optim.generator, c.seed),
             d_transforms=transforms_from_config(c.optim.discriminator, c.seed + 1),
             g_post_update=[self.ema] if self.ema is not None else [],
-            d_post_update=post_updates_from_config(c.gan))
+            d_post_update=weight_clip(c.gan.weight_clip),
+            g_accumulate=c.optim.generator.accumulate,
+            d_accumulate=c.optim.discriminator.accumulate)
         self.schedule, self.source = self.ali.schedule, self.data.source
-        self.player_list = [self.ali.discriminator, self.ali.generator]
+        self.players = {"discriminator": [self.ali.discriminator],
+                        "generator": [self.ali.generator]}
         self.autoencoder = Autoencoder(G, E, c.gan.z_dim, self.ema)
         n_eval = c.train.grid if self.is_image else c.train.samples
         self.eval_z = np.random.default_rng([c.seed, 1]).standard_normal((n_eval, c.gan.z_dim))
@@ -176,59 +162,3 @@ class ALIRun(BaseRun):
         if self.is_image:
             finish_grids(self.dir / "samples", gif=None)
             finish_grids(self.dir / "samples", "recon_step_*.png", "recon_final.png", gif=None)
-
-    @classmethod
-    def sample_command(cls, ckpt: Path, config: Config, args: Any) -> str:
-        """Samples from the prior and reconstructions of the run's own data (x | G(E(x)))."""
-        if args.label is not None:
-            raise ConfigError("--class: an ALI run's generator is unconditional")
-        runtime.setup(config.device, config.seed)
-        G, E, _ = build_nets(config)
-        prefix_parameters({"G": G, "E": E}, "GE")  # the names the GE player gave them
-        params = [*G.get_parameters(), *E.get_parameters()]
-        checkpoint.load_parameters(params, ckpt / "GE.ckpt", strict=False)
-        if args.ema and config.gan.ema_decay is not None:
-            checkpoint.load_parameters(params, ckpt / "GE.ckpt", strict=False,
-                                       source_prefix=f"{EMA_PREFIX}.")
-        auto = Autoencoder(G, E, config.gan.z_dim)
-        rng = np.random.default_rng(args.seed)
-        z_dim = config.gan.z_dim
-        z = (latents.interpolation(rng, args.n, args.interpolate, z_dim) if args.interpolate
-             else latents.normal(rng, args.n, z_dim, args.truncation))
-        samples = auto.samples(z)
-        data = build_data(config.data.dataset, config.data.args, config.data.batch_size,
-                          config.seed)
-        x = real_examples(data, max(args.n, RECON_COLS), args.seed)
-        rec = auto.reconstruct(x)
-        return _write_outputs(args, samples, x, rec)
-
-
-def _write_outputs(args: Any, samples: np.ndarray, x: np.ndarray, rec: np.ndarray) -> str:
-    from ...viz.images import save_grid, save_images
-
-    written = []
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        np.save(args.out, samples)
-        written.append(args.out)
-    if samples.ndim == 4:
-        if args.out_dir:
-            save_images(args.out_dir, samples)
-            written.append(f"{args.out_dir}/")
-        grid = Path(args.grid or "samples.png")
-        if args.grid or not written:
-            written.append(str(save_grid(grid, samples, args.interpolate or None, scale=2)))
-        recon = grid.with_name(f"{grid.stem}_recon.png")
-        written.append(str(save_reconstructions(recon, x, rec)))
-    else:
-        if not written:
-            np.save("samples.npy", samples)
-            written.append("samples.npy")
-        stem = Path(args.out or "samples.npy")
-        recon = stem.with_name(f"{stem.stem}_recon.npy")
-        np.save(recon, np.stack([x, rec], axis=1))  # (N, 2, ...): x and G(E(x))
-        written.append(str(recon))
-    errors = reconstruction_errors(x, rec)
-    return (f"wrote {len(samples)} samples of shape {samples.shape[1:]} and {len(x)} "
-            f"reconstructions (x | G(E(x)), mse {errors['recon_mse']:.4f}, another example's "
-            f"{errors['recon_mse_shuffled']:.4f}) to {', '.join(written)}")

@@ -9,16 +9,16 @@ identity loss of Sec. 5.2)::
     + cycle_weight * identity_weight * (|G_BA(a) - a| + |G_AB(b) - b|)
 
 Two discriminators, ``D_A`` (real a vs. generated a) and ``D_B``, form one player (or two, with
-``split_discriminators``). Each iteration runs phase G, then phase D on the same real batch, with
-the fakes G just made passed through a history pool of ``pool_size`` images per domain.
+``split_discriminators``). Each iteration runs phase G, then phase D on the same real batch
+(``ctx.shared``), with the fakes G just made (``ctx.outputs``) passed through a history pool of
+``pool_size`` images per domain.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
 from mindspore import Tensor, nn, ops
 from mindspore import dtype as mstype
 
@@ -28,6 +28,9 @@ from ...engine.context import StepContext
 from ...engine.optim import Optimizer
 from ...engine.player import Player
 from ...engine.schedule import Phase, Schedule
+from ...engine.transforms import GradientTransform
+
+BATCH = "cyclegan_batch"  # ctx.shared key of the iteration's (a, b) batch
 
 
 @dataclass
@@ -114,37 +117,6 @@ def _d_single_loss_fn(D, loss: GANLoss):
     return d_loss
 
 
-class _Latest:
-    """The real batch of this iteration and the fakes G made from it, for phase D."""
-
-    def __init__(self) -> None:
-        self.a: Tensor | None = None
-        self.b: Tensor | None = None
-        self.fake_a: np.ndarray | None = None
-        self.fake_b: np.ndarray | None = None
-
-
-class _GeneratorStep:
-    """Phase G's target: steps the G player and keeps the fakes from its aux for phase D
-    (the paper's code too makes fake_B once, with G before its update, for both updates)."""
-
-    def __init__(self, player: Player, latest: _Latest) -> None:
-        self.player, self.latest, self.name = player, latest, player.name
-
-    def step(self, *inputs: Any) -> Any:
-        loss, aux = self.player.step(*inputs)
-        self.latest.fake_a, self.latest.fake_b = aux["fake_a"], aux["fake_b"]
-        return loss, aux
-
-    @property
-    def grad_norm(self):  # read by the metrics logger through the schedule's targets
-        return self.player.grad_norm
-
-    @property
-    def skipped(self):
-        return self.player.skipped
-
-
 def build_cyclegan(
     G_AB: nn.Cell,
     G_BA: nn.Cell,
@@ -159,6 +131,10 @@ def build_cyclegan(
     identity_weight: float = 0.5,
     pool_size: int = 50,
     split_discriminators: bool = False,
+    g_transforms: Sequence[GradientTransform] = (),
+    d_transforms: Sequence[GradientTransform] = (),
+    g_accumulate: int = 1,
+    d_accumulate: int = 1,
 ) -> CycleGAN:
     """Wire CycleGAN's four nets into players, history pools and the schedule [G, D].
 
@@ -172,34 +148,36 @@ def build_cyclegan(
                          f"{identity_weight}")
     g_player = Player("G", {"G_AB": G_AB, "G_BA": G_BA},
                       _g_loss_fn(G_AB, G_BA, D_A, D_B, loss, cycle_weight, identity_weight),
-                      g_optimizer)
+                      g_optimizer, transforms=g_transforms, accumulate=g_accumulate)
+    d_options = {"transforms": d_transforms, "accumulate": d_accumulate}
     if split_discriminators:
-        d_players = [Player("D_A", D_A, _d_single_loss_fn(D_A, loss), d_optimizer),
-                     Player("D_B", D_B, _d_single_loss_fn(D_B, loss), d_optimizer)]
+        d_players = [Player("D_A", D_A, _d_single_loss_fn(D_A, loss), d_optimizer, **d_options),
+                     Player("D_B", D_B, _d_single_loss_fn(D_B, loss), d_optimizer, **d_options)]
     else:
         d_players = [Player("D", {"D_A": D_A, "D_B": D_B}, _d_pair_loss_fn(D_A, D_B, loss),
-                            d_optimizer)]
+                            d_optimizer, **d_options)]
     pools = {k: ImagePool(pool_size, image_shape, f"pool_{k}") for k in ("a", "b")}
-    latest = _Latest()
 
-    def g_inputs(ctx: StepContext) -> tuple[Tensor, Tensor]:
-        latest.a, latest.b = ctx.batch()[:2]
-        return latest.a, latest.b
+    def real(ctx: StepContext) -> tuple[Tensor, Tensor]:  # one (a, b) batch per iteration
+        a, b = ctx.shared(BATCH, StepContext.batch)[:2]
+        return a, b
 
     def pooled(key: str, ctx: StepContext) -> Tensor:
-        fake = getattr(latest, f"fake_{key}")
-        return Tensor(pools[key].query(fake.asnumpy(), ctx.rng))
+        # the fakes phase G made this iteration (the paper's code too makes fake_B once, with G
+        # before its update, for both updates), through the history pool
+        _, aux = ctx.outputs[g_player.name]
+        return Tensor(pools[key].query(aux[f"fake_{key}"].asnumpy(), ctx.rng))
 
     def d_inputs(ctx: StepContext) -> tuple[Tensor, ...]:
-        return latest.a, latest.b, pooled("a", ctx), pooled("b", ctx)
+        return (*real(ctx), pooled("a", ctx), pooled("b", ctx))
 
     def d_a_inputs(ctx: StepContext) -> tuple[Tensor, Tensor]:
-        return latest.a, pooled("a", ctx)
+        return real(ctx)[0], pooled("a", ctx)
 
     def d_b_inputs(ctx: StepContext) -> tuple[Tensor, Tensor]:
-        return latest.b, pooled("b", ctx)
+        return real(ctx)[1], pooled("b", ctx)
 
-    phases = [Phase(_GeneratorStep(g_player, latest), g_inputs)]
+    phases = [Phase(g_player, real)]
     if split_discriminators:
         phases += [Phase(d_players[0], d_a_inputs), Phase(d_players[1], d_b_inputs)]
     else:

@@ -1,76 +1,33 @@
-"""The GAN run (``task = "gan"``) and :func:`build_run`, which builds the run of any task.
-
-This is the glue between the strict config and the engine; the loop itself stays generic and
-what all runs share (folder, checkpoints, guard, hooks) is in :mod:`gantrain.runbase`.
-"""
+"""The GAN run (``task = "gan"``): data, the G and D players of :func:`build_gan`, sample
+grids or 2D scatter plots with their mode-coverage report, failure-sign warnings, and quality
+metrics during training."""
 
 from __future__ import annotations
 
-import importlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...blocks.losses import get_loss
-from ...config.builders import (
-    optimizer_from_config,
-    post_updates_from_config,
-    transforms_from_config,
-)
+from ...blocks.watchdog import Watchdog
+from ...config.builders import optimizer_from_config, transforms_from_config, weight_clip
 from ...config.imports import build_cell
-from ...config.schema import Config, ConfigError, check_task, from_dict
+from ...config.strict import ConfigError
 from ...data.registry import DataBundle, build_data
-from ...engine import checkpoint, runtime
 from ...engine.ema import EMA
-from ...engine.ema import PREFIX as EMA_PREFIX
-from ...engine.guard import Watchdog
 from ...engine.loop import Hook, Loop
-from ...engine.player import prefix_parameters
 from ...engine.sampling import Sampler
-from ..base import (  # noqa: F401  (re-exported: the run-folder helpers live in runbase)
-    CONFIG_FILE,
-    BaseRun,
-    check_run_dir_free,
-    default_run_dir,
-    prepare_run_dir,
-)
-from ..base import resolve_schedules as _resolve
+from ...metrics.quality_hook import QualityHook
+from ..base import Run
 from ..shapes import check_shapes
 from .build import GAN, Penalty, build_gan
-
-# task -> "module:class" of its run, imported when used
-TASKS = {
-    "gan": "gantrain.recipes.gan.run:Run",
-    "cyclegan": "gantrain.recipes.cyclegan.run:CycleGANRun",
-    "ali": "gantrain.recipes.ali.run:ALIRun",
-    "actor_critic": "gantrain.recipes.actor_critic.run:ActorCriticRun",
-}
+from .config import GANConfig
 
 
-def run_class(config: Config) -> type[BaseRun]:
-    module, name = TASKS[check_task(config).task].split(":")
-    return getattr(importlib.import_module(module), name)
-
-
-def build_run(config: Config, run_dir: str | Path) -> BaseRun:
-    """The run of ``config.task`` (GAN, CycleGAN, ALI, actor-critic), writing to ``run_dir``."""
-    return run_class(config)(config, run_dir)
-
-
-def resolve_schedules(config: Config) -> Config:
-    """A GAN's LR schedule lengths: D updates n_critic times per iteration, plus its lazy
-    regularizer steps; G once."""
-    gan = config.gan
-    lazy = 1 / gan.penalty_every if gan.penalty in ("r1", "r2") and gan.penalty_every > 1 else 0
-    return _resolve(config, {"generator": 1, "discriminator": gan.n_critic + lazy})
-
-
-class Run(BaseRun):
+class GANRun(Run):
     """A GAN training run (``task = "gan"``): data, G and D players, sampling and metrics."""
 
-    def resolve(self, config: Config) -> Config:
-        return resolve_schedules(config)
+    config: GANConfig
 
     def build(self) -> None:
         config = self.config
@@ -80,7 +37,8 @@ class Run(BaseRun):
         self.ema: EMA | None = None
         self.gan: GAN = self._build_gan()
         self.schedule, self.source = self.gan.schedule, self.data.source
-        self.player_list = [self.gan.discriminator, self.gan.generator]
+        self.players = {"discriminator": [self.gan.discriminator],
+                        "generator": [self.gan.generator]}
         self.sampler = Sampler(self.gan.generator.nets["G"], self.gan.num_classes > 0)
         eval_rng = np.random.default_rng([config.seed, 1])  # fixed noise, apart from training's
         n_eval = config.train.grid if self.is_image else config.train.samples
@@ -98,10 +56,14 @@ class Run(BaseRun):
         t = self.config.train
         self.quality = None
         if t.eval_every > 0:
-            from ...metrics.quality_hook import QualityHook
-
-            self.quality = QualityHook(self, t.eval_every, t.eval_classifier, t.eval_samples,
-                                       t.keep_best)
+            if not self.is_image:
+                raise ConfigError("train.eval_every needs image data (2D runs are scored by the "
+                                  "sample hook already)")
+            self.quality = QualityHook(
+                self.generate, self.data.dataset, self.writer, self.dir, self.save,
+                every=t.eval_every, classifier=t.eval_classifier, samples=t.eval_samples,
+                z_dim=self.config.gan.z_dim, num_classes=self.gan.num_classes,
+                seed=self.config.seed, keep_best=t.keep_best)
             return [self.quality]
         return []
 
@@ -135,7 +97,7 @@ class Run(BaseRun):
             n_critic=c.gan.n_critic, penalty=penalty, num_classes=num_classes,
             g_transforms=transforms_from_config(c.optim.generator, c.seed),
             d_transforms=transforms_from_config(c.optim.discriminator, c.seed + 1),
-            d_post_update=post_updates_from_config(c.gan),
+            d_post_update=weight_clip(c.gan.weight_clip),
             g_post_update=g_post,
             augment=c.gan.augment,
             image_size=tuple(shape[1:]) if len(shape) == 3 else None,
@@ -192,25 +154,3 @@ class Run(BaseRun):
             from ...viz.images import finish_grids
 
             finish_grids(self.dir / "samples")
-
-
-def load_sampler(path: str | Path, ema: bool = True) -> tuple[Sampler, Config]:
-    """The generator of a run or checkpoint, ready to sample, and the run's config.
-
-    Reads the config stored in the checkpoint, so the training config file is not needed.
-    With ``ema`` (and a run that kept an EMA), the averaged weights are loaded.
-    """
-    ckpt = checkpoint.resolve(path)
-    config = from_dict(Config, checkpoint.read_state(ckpt)["config"], source=str(ckpt))
-    if config.task != "gan":
-        raise ConfigError(f"{ckpt} is a {config.task!r} run; it has no noise -> sample generator "
-                          "(see `gantrain sample --help`)")
-    runtime.setup(config.device, config.seed)
-    G = build_cell(config.generator.model, config.generator.args, "generator")
-    prefix_parameters({"G": G}, "G")  # the names the G player gave them when training
-    file = ckpt / "G.ckpt"
-    checkpoint.load_parameters(G.get_parameters(), file, strict=False)
-    if ema and config.gan.ema_decay is not None:  # averaged weights and BatchNorm statistics
-        checkpoint.load_parameters(list(G.get_parameters()), file, strict=False,
-                                   source_prefix=f"{EMA_PREFIX}.")
-    return Sampler(G, config.gan.num_classes > 0), config
