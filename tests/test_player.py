@@ -189,3 +189,28 @@ def test_bad_player_arguments():
         Player("P", {"a": object()}, loss, SGD(0.1))
     with pytest.raises(TypeError, match="lambda"):
         Player("P", net, lambda x: (net(x).mean(), {}), SGD(0.1))
+
+
+def test_the_lr_schedule_can_be_set_until_the_step_compiles():
+    import mindspore as ms
+    from mindspore import nn, ops
+
+    from gantrain.engine.optim import Adam, LinearDecay
+    from gantrain.engine.player import Player
+
+    net = nn.Dense(2, 1)
+
+    def loss(x):
+        return ops.mean(net(x) ** 2), {}
+
+    player = Player("P", net, loss, Adam(0.1))
+    player.set_lr_schedule(LinearDecay(0, 2))
+    assert player.spec.schedule == LinearDecay(0, 2) and player.spec.lr == 0.1
+    x = ms.Tensor([[1.0, 2.0]])
+    for _ in range(3):
+        player.step(x)
+    before = net.weight.asnumpy().copy()
+    player.step(x)  # the rate decayed to 0 after two updates
+    assert (net.weight.asnumpy() == before).all()
+    with __import__("pytest").raises(RuntimeError, match="after its step compiled"):
+        player.set_lr_schedule(None)

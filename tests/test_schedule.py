@@ -94,3 +94,37 @@ def test_invalid_phases_are_rejected():
         Schedule([Phase(p, lambda c: ()), Phase(p, lambda c: ())])
     with pytest.raises(ValueError, match="at least one"):
         Schedule([])
+
+
+def test_a_later_phase_reads_what_an_earlier_one_returned_this_iteration():
+    log: list[tuple[int, str]] = []
+    ctx = StepContext(CountingSource(), np.random.default_rng(0))
+    seen: list[float] = []
+
+    def d_inputs(c):  # D trains on what G's step of this very iteration returned
+        seen.append(float(c.outputs["G"][0].asnumpy()[0, 0]))
+        return c.batch()
+
+    schedule = Schedule([Phase(FakePlayer("G", log, ctx), inputs=lambda c: c.batch()),
+                         Phase(FakePlayer("D", log, ctx), inputs=d_inputs)])
+    kept = []
+    for _ in range(3):
+        kept.append(schedule.run_iteration(ctx))
+        ctx.iteration += 1
+        assert ctx.outputs == {}  # a new iteration starts with no outputs
+    assert seen == [1.0, 3.0, 5.0]  # G's batch of the same iteration, never an older one
+    assert [float(o["D"][0].asnumpy()[0, 0]) for o in kept] == [2.0, 4.0, 6.0]
+
+
+def test_updates_per_iteration_read_off_the_phase_list():
+    log: list[tuple[int, str]] = []
+    ctx = StepContext(CountingSource(), np.random.default_rng(0))
+    d, g, e = (FakePlayer(n, log, ctx) for n in ("D", "G", "E"))
+    g.accumulate = 4  # updates once every four calls
+
+    class Reg:  # an objective of D: counts as D's updates
+        name, player = "D_reg", d
+
+    schedule = Schedule([Phase(d, inputs=lambda c: (), repeats=5), Phase(Reg(), lambda c: (),
+                         every=16), Phase(g, lambda c: ()), Phase(e, lambda c: (), every=2)])
+    assert schedule.updates_per_iteration() == {"D": 5 + 1 / 16, "G": 0.25, "E": 0.5}
