@@ -135,15 +135,12 @@ def classifier_data(name: str, root: str | None, n: int = 10000,
 
         return (embedded_digits(n=n, seed=1000 + seed),
                 embedded_digits(n=max(n // 5, 100), seed=2000 + seed))
-    readers = {"mnist": "mnist", "fashion_mnist": "fashion_mnist", "cifar10": "cifar10"}
-    if name not in readers:
-        raise ConfigError(f"--data must be digits, {', '.join(readers)}; got {name!r}")
+    labelled = ("mnist", "fashion_mnist", "cifar10")
+    if name not in labelled:
+        raise ConfigError(f"--data must be digits, {', '.join(labelled)}; got {name!r}")
     if root is None:
         raise ConfigError(f"--data {name} needs --root, the folder holding its files")
-    if name == "cifar10":
-        from ..data.cifar import cifar10 as reader
-    else:
-        from ..data import idx
+    from ..data.registry import build_data
 
-        reader = getattr(idx, name)
-    return reader(root, split="train"), reader(root, split="test")
+    return tuple(build_data(name, {"root": root, "split": split}, 1, seed).dataset
+                 for split in ("train", "test"))

@@ -8,7 +8,7 @@ from mindspore.common.initializer import Normal
 
 from ..blocks.spectral_norm import spectral_norm
 
-ACTIVATIONS = ("relu", "leaky_relu", "elu", "silu")
+ACTIVATIONS = ("relu", "leaky_relu", "elu", "silu")  # for hidden layers of conv nets
 
 
 # --- argument checks -------------------------------------------------------------------------
@@ -41,15 +41,17 @@ def check_head_args(num_classes: int, projection: bool, aux_classifier: bool) ->
 
 # --- small blocks ------------------------------------------------------------------------------
 
-def make_activation(name: str) -> nn.Cell:
-    """Activation Cell by name; LeakyReLU uses slope 0.2 as in DCGAN."""
-    check_choice("activation", name, ACTIVATIONS)
+def make_activation(name: str, allowed: tuple[str, ...] = ACTIVATIONS) -> nn.Cell:
+    """Activation Cell by name (one of ``allowed``); LeakyReLU uses slope 0.2 as in DCGAN."""
+    check_choice("activation", name, allowed)
     if name == "relu":
         return nn.ReLU()
     if name == "leaky_relu":
         return nn.LeakyReLU(0.2)
     if name == "elu":
         return nn.ELU()
+    if name == "tanh":
+        return nn.Tanh()
     return nn.SiLU()
 
 

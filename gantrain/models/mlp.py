@@ -4,18 +4,9 @@ from __future__ import annotations
 
 from mindspore import nn
 
-_ACTIVATIONS = {
-    "relu": nn.ReLU,
-    "leaky_relu": lambda: nn.LeakyReLU(0.2),
-    "tanh": nn.Tanh,
-    "elu": nn.ELU,
-}
+from .layers import make_activation
 
-
-def _activation(name: str) -> nn.Cell:
-    if name not in _ACTIVATIONS:
-        raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {name!r}")
-    return _ACTIVATIONS[name]()
+ACTIVATIONS = ("relu", "leaky_relu", "tanh", "elu")
 
 
 def _mlp(d_in: int, d_out: int, width: int, depth: int, activation: str) -> nn.SequentialCell:
@@ -25,7 +16,7 @@ def _mlp(d_in: int, d_out: int, width: int, depth: int, activation: str) -> nn.S
     layers: list[nn.Cell] = []
     dims = [d_in] + [width] * depth
     for a, b in zip(dims[:-1], dims[1:]):
-        layers += [nn.Dense(a, b), _activation(activation)]
+        layers += [nn.Dense(a, b), make_activation(activation, ACTIVATIONS)]
     layers.append(nn.Dense(dims[-1], d_out))
     return nn.SequentialCell(layers)
 
