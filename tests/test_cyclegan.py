@@ -199,6 +199,7 @@ def trained(tmp_path_factory):
     return run, trace, g_before
 
 
+@pytest.mark.slow
 def test_preset_trains_and_writes_grids_and_cycle_l1(trained):
     run, _, g_before = trained
     assert run.loop.iteration == 6
@@ -220,6 +221,7 @@ def test_preset_trains_and_writes_grids_and_cycle_l1(trained):
     assert run.cg.pools["a"].count == 6  # full: 6 iterations x 4 fakes > pool_size 6
 
 
+@pytest.mark.slow
 def test_interrupted_and_resumed_equals_uninterrupted(trained, tmp_path):
     straight, straight_trace, _ = trained
     first, first_trace = _make(tmp_path / "r", 6)
@@ -235,6 +237,7 @@ def test_interrupted_and_resumed_equals_uninterrupted(trained, tmp_path):
                                       straight.cg.pools[key].images)
 
 
+@pytest.mark.slow
 def test_sample_translates_both_directions_and_a_folder(trained, in_tmp, capsys):
     run_dir = str(trained[0].dir)
     for direction in ("AB", "BA"):
@@ -255,6 +258,7 @@ def test_sample_translates_both_directions_and_a_folder(trained, in_tmp, capsys)
     assert "cyclegan run" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_two_discriminator_players(in_tmp):
     run, _ = _make("runs/split", 1, ["cyclegan.split_discriminators=true",
                                      "cyclegan.identity_weight=0.0"])

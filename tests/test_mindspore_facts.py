@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from mindspore import Tensor, nn, ops
 
 from gantrain.engine import checkpoint
@@ -31,6 +32,7 @@ def test_numpy_is_below_2():  # item 1: numpy 2 breaks mindspore's C++ side
     assert int(np.__version__.split(".")[0]) < 2
 
 
+@pytest.mark.slow  # three fresh interpreters importing mindspore
 def test_onednn_isa_is_set_before_mindspore_and_user_value_kept(tmp_path):  # item 2
     code = "import gantrain, os, mindspore; print(os.environ['ONEDNN_MAX_CPU_ISA'])"
     assert run_python(code, tmp_path).stdout.strip() == "AVX2"
@@ -40,6 +42,7 @@ def test_onednn_isa_is_set_before_mindspore_and_user_value_kept(tmp_path):  # it
     assert "imported before gantrain" in late.stderr
 
 
+@pytest.mark.slow  # a fresh interpreter importing mindspore
 def test_failed_compiles_leave_no_files_in_the_working_directory(tmp_path):  # item 4
     code = """
 import gantrain

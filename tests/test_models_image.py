@@ -198,6 +198,7 @@ def _changed(net, before):
             if not np.allclose(p.asnumpy(), before[p.name])]
 
 
+@pytest.mark.slow
 def test_conditional_dcgan_trains_under_jit():
     ms.set_seed(5)
     g = dcgan.Generator(z_dim=Z, channels=1, size=28, width=8, num_classes=3, cond="cbn")
@@ -215,6 +216,7 @@ def test_conditional_dcgan_trains_under_jit():
     assert np.abs(out.asnumpy()).max() <= 1.0
 
 
+@pytest.mark.slow
 def test_conditional_sngan_trains_under_jit():
     ms.set_seed(6)
     g = sngan.Generator(z_dim=Z, channels=3, size=32, width=8, num_classes=3)

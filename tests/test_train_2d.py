@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gantrain.config.schema import load_config
 from gantrain.recipes.gan.run import Run
 
 
+@pytest.mark.slow
 def test_short_grid_run_captures_most_modes(tmp_path):
     config = load_config("gan_2d_grid", [
         "train.steps=1200", "train.progress=false", "train.sample_every=600",
