@@ -50,7 +50,7 @@ def test_dcgan_shapes_and_range(size, channels):
     assert d(x).shape == (B,)
 
 
-@pytest.mark.parametrize("size", [32, 64])
+@pytest.mark.parametrize("size", [32, pytest.param(64, marks=pytest.mark.slow)])
 def test_sngan_shapes_and_range(size):
     ms.set_seed(0)
     g = sngan.Generator(z_dim=Z, channels=3, size=size, width=8)
@@ -104,7 +104,8 @@ def test_conditional_generator_output_depends_on_label(make_g):
 @pytest.mark.parametrize("make_d, channels, size", [
     (lambda: dcgan.Discriminator(width=8, norm="spectral", num_classes=10, aux_classifier=True),
      1, 28),
-    (lambda: sngan.Discriminator(width=8, num_classes=10, aux_classifier=True), 3, 32),
+    pytest.param(lambda: sngan.Discriminator(width=8, num_classes=10, aux_classifier=True), 3, 32,
+                 marks=pytest.mark.slow),
 ], ids=["dcgan", "sngan"])
 def test_projection_discriminator_depends_on_label_and_returns_class_logits(make_d, channels,
                                                                               size):

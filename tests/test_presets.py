@@ -48,10 +48,12 @@ def fake_data(preset: str, root) -> list[str]:
     return []
 
 
-# image presets whose build (and first 500-sample eval-mode draw) takes over ~1 s; the default
-# preset, dcgan_digits, stays in the fast subset
+# Image presets whose build (and first 500-sample eval-mode draw) takes over ~1 s, and the
+# PacGAN variants that repeat pacgan2_2d_grid; the default preset, dcgan_digits, stays fast.
 SLOW_TO_BUILD = {"sngan_hinge_cifar10", "cyclegan_folder", "cyclegan_digits", "stacked_mnist_dcgan",
-                 "dcgan_folder", "dcgan_mnist", "wgan_gp_mnist", "cgan_digits"}
+                 "dcgan_folder", "dcgan_mnist", "wgan_gp_mnist", "cgan_digits",
+                 "pacgan2_2d_ring", "pacgan3_2d_grid", "pacgan3_2d_ring", "pacgan4_2d_grid",
+                 "pacgan4_2d_ring"}
 
 
 @pytest.mark.parametrize("preset", [
