@@ -79,6 +79,7 @@ def changed(before, cells):
             for a, p in zip(before, [p for c in cells for p in c.trainable_params()])]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stochastic", [False, True])
 def test_losses_match_numpy_with_swapped_labels(stochastic):
     ali, G, E, D = tiny_ali(stochastic)

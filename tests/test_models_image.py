@@ -84,7 +84,8 @@ def test_constructor_defaults_are_plain_python_values():
 @pytest.mark.parametrize("make_g", [
     lambda: dcgan.Generator(z_dim=Z, width=8, num_classes=10),
     lambda: dcgan.Generator(z_dim=Z, width=8, num_classes=10, cond="cbn"),
-    lambda: sngan.Generator(z_dim=Z, width=8, num_classes=10),
+    pytest.param(lambda: sngan.Generator(z_dim=Z, width=8, num_classes=10),
+                 marks=pytest.mark.slow),
 ], ids=["dcgan-concat", "dcgan-cbn", "sngan-cbn"])
 def test_conditional_generator_output_depends_on_label(make_g):
     ms.set_seed(1)
