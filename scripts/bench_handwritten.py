@@ -33,7 +33,7 @@ def supported(c: Config) -> str:
 
 def _adam(net, oc):
     b1, b2 = oc.betas
-    if b1 == 0.0:  # nn.Adam rejects beta1 = 0 (shared notes item 15)
+    if b1 == 0.0:  # nn.Adam rejects beta1 = 0 (docs/mindspore-notes.md, item 15)
         return ms.mint.optim.Adam(net.trainable_params(), lr=oc.lr, betas=(b1, b2))
     return ms.nn.Adam(net.trainable_params(), learning_rate=oc.lr, beta1=b1, beta2=b2)
 

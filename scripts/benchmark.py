@@ -3,6 +3,7 @@
     python scripts/benchmark.py [--presets gan_2d_grid dcgan_digits ...] [--seconds 8]
                                 [--rounds 3] [--modes loader memory] [--set KEY=VALUE ...]
                                 [--out benchmark.json] [--quick] [--no-torch] [--rss-long]
+                                [--mnist-root DIR]
     python scripts/benchmark.py --table benchmark.json   # the markdown tables of a result
 
 For each preset, interleaved round by round (a, b, c, a, b, c, ...) so that the ratios survive a
@@ -55,9 +56,8 @@ from bench_handwritten import Handwritten, supported  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PRESETS = ["gan_2d_grid", "dcgan_digits", "wgan_gp_mnist", "sngan_hinge_cifar10"]
-# 4,000 real MNIST digits shared on the project machine (next to the checkout, or absolute)
-MNIST_DIRS = [Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist5k",
-              Path("/work/shared/data/mnist5k")]
+# 4,000 real MNIST digits shared next to the checkout: <repository>/../shared/data/mnist5k
+MNIST5K = HERE.parents[1] / "shared" / "data" / "mnist5k"
 QUICK = {  # tiny nets and data for the smoke run
     "gan_2d_grid": ["data.batch_size=64", "generator.args.width=16",
                     "discriminator.args.width=16"],
@@ -65,13 +65,14 @@ QUICK = {  # tiny nets and data for the smoke run
 }
 
 
-def preset_overrides(preset: str, quick: bool) -> tuple[list[str], str]:
+def preset_overrides(preset: str, quick: bool,
+                     mnist_root: Path = MNIST5K) -> tuple[list[str], str]:
     """Data overrides that make a preset run without downloads, and a note saying so."""
     sets, note = [], ""
     if preset == "wgan_gp_mnist":
-        found = [d for d in MNIST_DIRS if (d / "train-images-idx3-ubyte.gz").exists()]
-        if found:
-            sets, note = [f'data.args.root="{found[0]}"'], "real MNIST (mnist5k, 4,000 digits)"
+        if (mnist_root / "train-images-idx3-ubyte.gz").exists():
+            sets = [f'data.args.root="{mnist_root.resolve()}"']
+            note = "real MNIST (mnist5k, 4,000 digits)"
         else:
             sets = ['data.dataset="digits"', "data.args={n = 10000, size = 28}"]
             note = "mnist5k absent: embedded digits"
@@ -161,7 +162,7 @@ def ratio(a: list[float], b: list[float]) -> float | None:
 
 
 def bench(preset: str, args: argparse.Namespace, torch_loop) -> dict:
-    sets, note = preset_overrides(preset, args.quick)
+    sets, note = preset_overrides(preset, args.quick, Path(args.mnist_root))
     overrides = [*sets, *args.overrides]
     config: Config = load_config(preset, ["train.progress=false", *overrides])
     run = GANRun(config, Path(tempfile.mkdtemp(prefix="gantrain-bench-")) / "run")
@@ -285,6 +286,9 @@ def main() -> None:
                    choices=["loader", "memory"])
     p.add_argument("--set", dest="overrides", action="append", default=[])
     p.add_argument("--out", default="benchmark.json")
+    p.add_argument("--mnist-root", default=str(MNIST5K),
+                   help="MNIST IDX files for wgan_gp_mnist (default: ../shared/data/mnist5k "
+                        "next to the checkout; embedded digits when absent)")
     p.add_argument("--quick", action="store_true", help="tiny smoke run (a test uses it)")
     p.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
     p.add_argument("--rss-long", action="store_true",

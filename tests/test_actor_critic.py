@@ -65,6 +65,7 @@ def digest(player) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.asnumpy().tobytes()).hexdigest() for p in player.parameters}
 
 
+@pytest.mark.slow
 def test_each_step_changes_only_its_own_network(in_tmp):
     run = build_run(load_config("a2c_cartpole", FAST), "runs/x")
     actor, critic, ctx = run.ac.actor, run.ac.critic, run.loop.ctx
@@ -88,6 +89,7 @@ def random_policy_return(episodes: int = 200) -> float:
     return float(total.mean())
 
 
+@pytest.mark.slow
 def test_short_training_beats_a_random_policy(in_tmp):
     """60 iterations of the preset (15,360 environment steps) against uniform random actions
     (~22 steps per episode); the greedy evaluation of the final actor must at least triple it."""
@@ -126,6 +128,7 @@ def make(folder, steps: int):
     return run, trace
 
 
+@pytest.mark.slow
 def test_resume_equals_uninterrupted(tmp_path):
     """Continue from the iteration-3 checkpoint of a 6-iteration run (env states, action RNG,
     episode trackers, both players' weights and Adam moments): the same losses and weights."""
@@ -149,6 +152,7 @@ def test_nets_that_do_not_fit_the_environment_are_named(in_tmp):
         build_run(load_config("a2c_cartpole", FAST + ["rl.env=pendulum"]), "runs/x")
 
 
+@pytest.mark.slow
 def test_training_stops_once_the_greedy_return_reaches_the_target(in_tmp):
     config = load_config("a2c_cartpole", FAST + ["train.steps=50", "train.sample_every=2",
                                                  "rl.stop_at_return=1.0"])

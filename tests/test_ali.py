@@ -79,6 +79,7 @@ def changed(before, cells):
             for a, p in zip(before, [p for c in cells for p in c.trainable_params()])]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stochastic", [False, True])
 def test_losses_match_numpy_with_swapped_labels(stochastic):
     ali, G, E, D = tiny_ali(stochastic)
@@ -126,6 +127,7 @@ SMALL_2D = ["train.progress=false", "train.log_every=10", "train.samples=200",
             "data.batch_size=96"]
 
 
+@pytest.mark.slow
 def test_stochastic_run_resumes_exactly(tmp_path):
     """Restoring the checkpoint of iteration 6 and training on repeats iterations 7-10 to the
     last bit: the encoder noise comes from the saved host RNG (in-graph noise would not)."""
@@ -145,6 +147,7 @@ def test_stochastic_run_resumes_exactly(tmp_path):
     assert [k for k in straight if straight[k] != again[k]] == []
 
 
+@pytest.mark.slow
 def test_2d_preset_reports_mixture_metrics(in_tmp):
     config = load_config("ali_2d_grid", SMALL_2D + [
         "train.steps=30", "train.sample_every=30", "train.checkpoint_every=30"])
@@ -162,6 +165,7 @@ def test_2d_preset_reports_mixture_metrics(in_tmp):
     assert np.load("s_recon.npy").shape == (50, 2, 2)  # (x, G(E(x))) pairs
 
 
+@pytest.mark.slow
 def test_digits_run_writes_reconstructions_and_samples(in_tmp, capsys):
     overrides = ["data.args={n = 256, size = 28}", "data.batch_size=16",
                  "generator.args.width=8", "encoder.args.width=8", "discriminator.args.width=8",

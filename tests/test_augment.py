@@ -133,6 +133,7 @@ def test_translation_and_cutout_by_hand_on_a_small_example():
                                         [13, 14, 15, 16]])
 
 
+@pytest.mark.slow
 def test_identity_params_give_identity_under_jit():
     x = _images((4, 3, 8, 8))
     aug = DiffAugment(ALL)

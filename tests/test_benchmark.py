@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -16,6 +18,7 @@ def _positive(stats):
     return stats is not None and 0 < stats["min"] <= stats["median"] <= stats["max"]
 
 
+@pytest.mark.slow
 def test_benchmark_quick_on_the_2d_preset(in_tmp):
     cmd = [sys.executable, str(SCRIPTS / "benchmark.py"), "--quick", "--presets", "gan_2d_grid",
            "--out", "b.json"]

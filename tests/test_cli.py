@@ -16,6 +16,7 @@ TINY = ["--set", "train.steps=40", "--set", "train.log_every=10", "--set",
         "train.progress=false", "--set", "train.samples=200"]
 
 
+@pytest.mark.slow
 def test_train_then_sample_writes_everything_under_runs(in_tmp, capsys):
     assert main(["train", "gan_2d_ring", "--name", "r", *TINY]) == 0
     run = in_tmp / "runs" / "r"
@@ -37,6 +38,7 @@ def test_train_then_sample_writes_everything_under_runs(in_tmp, capsys):
     np.testing.assert_array_equal(samples, np.load(in_tmp / "t.npy"))
 
 
+@pytest.mark.slow
 def test_resume_continues_and_refuses_structural_changes(in_tmp, capsys):
     assert main(["train", "gan_2d_ring", "--name", "r", *TINY]) == 0
     run = str(in_tmp / "runs" / "r")
@@ -54,6 +56,7 @@ def test_resume_continues_and_refuses_structural_changes(in_tmp, capsys):
     assert "optim.generator.lr" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_existing_run_dir_is_refused_and_kept(in_tmp, capsys):
     assert main(["train", "gan_2d_ring", "--name", "r", *TINY]) == 0
     before = sorted(p.name for p in (in_tmp / "runs" / "r").rglob("*"))
@@ -74,8 +77,7 @@ def test_existing_run_dir_is_refused_and_kept(in_tmp, capsys):
         (["--set", "discriminator.args.in_dim=3"], "cannot take input of shape"),
         (["--set", "data.dataset=imagenet"], "unknown dataset 'imagenet'"),
         (["--set", "generator.model=gantrain.config.schema:TrainConfig",
-          "--set", "generator.args={}"],
-         "not an nn.Cell"),
+          "--set", "generator.args={}"], "not an nn.Cell"),
         (["--set", "optim.discriminator.name=adamw"], "optim.discriminator.name"),
     ],
 )
@@ -86,6 +88,7 @@ def test_bad_input_is_one_clear_message(in_tmp, capsys, args, message):
     assert not (in_tmp / "runs").exists()  # nothing written for a run that cannot start
 
 
+@pytest.mark.slow
 def test_user_model_from_a_file(in_tmp):
     (in_tmp / "my_nets.py").write_text(
         "from mindspore import nn\n"

@@ -11,6 +11,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 
 from gantrain.cli.main import main
 from gantrain.engine import checkpoint
@@ -42,6 +43,7 @@ def wait_for_progress(run_dir, proc, beyond: int, timeout: float = 120.0) -> Non
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_points_leaves_a_valid_latest(in_tmp):
     rng = np.random.default_rng(0)
     run_dir = in_tmp / "runs" / "k"
@@ -79,6 +81,7 @@ def test_sigkill_at_random_points_leaves_a_valid_latest(in_tmp):
     print(f"{TRIALS} kills, {mid_write} while a checkpoint was being written")
 
 
+@pytest.mark.slow
 def test_sigterm_finishes_the_iteration_saves_and_exits_cleanly(in_tmp):
     run_dir = in_tmp / "runs" / "k"
     proc = start_training(in_tmp, stdout=subprocess.PIPE, checkpoint_every=100000)

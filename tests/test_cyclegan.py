@@ -102,7 +102,8 @@ def test_pool_state_round_trips_through_a_checkpoint_file(tmp_path):
 # -- generator loss ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cycle_weight, identity_weight", [(10.0, 0.5), (3.0, 0.0)])
+@pytest.mark.parametrize("cycle_weight, identity_weight", [
+    (10.0, 0.5), pytest.param(3.0, 0.0, marks=pytest.mark.slow)])
 def test_generator_loss_matches_numpy(cycle_weight, identity_weight):
     nets = [ResnetGenerator(1, 1, width=2, downsamplings=1, blocks=1, outer_kernel=3)
             for _ in range(2)] + [PatchDiscriminator(1, width=2, layers=1) for _ in range(2)]
@@ -198,6 +199,7 @@ def trained(tmp_path_factory):
     return run, trace, g_before
 
 
+@pytest.mark.slow
 def test_preset_trains_and_writes_grids_and_cycle_l1(trained):
     run, _, g_before = trained
     assert run.loop.iteration == 6
@@ -219,6 +221,7 @@ def test_preset_trains_and_writes_grids_and_cycle_l1(trained):
     assert run.cg.pools["a"].count == 6  # full: 6 iterations x 4 fakes > pool_size 6
 
 
+@pytest.mark.slow
 def test_interrupted_and_resumed_equals_uninterrupted(trained, tmp_path):
     straight, straight_trace, _ = trained
     first, first_trace = _make(tmp_path / "r", 6)
@@ -234,6 +237,7 @@ def test_interrupted_and_resumed_equals_uninterrupted(trained, tmp_path):
                                       straight.cg.pools[key].images)
 
 
+@pytest.mark.slow
 def test_sample_translates_both_directions_and_a_folder(trained, in_tmp, capsys):
     run_dir = str(trained[0].dir)
     for direction in ("AB", "BA"):
@@ -256,6 +260,7 @@ def test_sample_translates_both_directions_and_a_folder(trained, in_tmp, capsys)
     assert "--no-ema: not an option for 'cyclegan' runs" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_two_discriminator_players(in_tmp):
     run, _ = _make("runs/split", 1, ["cyclegan.split_discriminators=true",
                                      "cyclegan.identity_weight=0.0"])

@@ -31,6 +31,7 @@ def classifier(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_classifier_features_separate_real_from_noise(classifier):
     extractor, meta = load_classifier(classifier)
     assert meta["test_accuracy"] > 0.5 and meta["args"]["num_classes"] == 10
@@ -43,6 +44,7 @@ def test_classifier_features_separate_real_from_noise(classifier):
     assert rep["real_vs_real"]["classes"]["classes_covered"] >= 8  # a weak, quick classifier
 
 
+@pytest.mark.slow
 def test_eval_cli_on_a_trained_run(in_tmp, classifier, capsys):
     assert main(["train", "dcgan_digits", "--name", "d", *TINY]) == 0
     capsys.readouterr()
@@ -55,6 +57,7 @@ def test_eval_cli_on_a_trained_run(in_tmp, classifier, capsys):
                                         "coverage", "classes"}
 
 
+@pytest.mark.slow
 def test_eval_needs_a_classifier_for_images(in_tmp, capsys):
     assert main(["train", "dcgan_digits", "--name", "d", *TINY]) == 0
     assert main(["eval", "runs/d", "--n", "8"]) == 2
@@ -63,6 +66,7 @@ def test_eval_needs_a_classifier_for_images(in_tmp, capsys):
         load_classifier(in_tmp / "nowhere")
 
 
+@pytest.mark.slow
 def test_eval_2d_run_reports_modes(in_tmp, capsys):
     args = ["train", "gan_2d_ring", "--name", "r", "--set", "train.steps=20",
             "--set", "train.progress=false", "--set", "train.samples=100"]
@@ -72,6 +76,7 @@ def test_eval_2d_run_reports_modes(in_tmp, capsys):
     assert report["mixture"]["total_modes"] == 8 and report["mixture"]["samples"] == 500
 
 
+@pytest.mark.slow
 def test_train_classifier_cli(in_tmp, capsys):
     assert main(["eval", "train-classifier", "--data", "digits", "--n", "200", "--epochs", "1",
                  "--out", "clf"]) == 0
@@ -81,6 +86,7 @@ def test_train_classifier_cli(in_tmp, capsys):
     assert "--root" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_stacked_mnist_modes(in_tmp, classifier, capsys):
     args = ["train", "stacked_mnist_dcgan", "--name", "s", "--set", "data.args.n=256",
             "--set", "data.args.digits=300", "--set", "data.batch_size=16",
@@ -98,6 +104,7 @@ def test_stacked_mnist_modes(in_tmp, classifier, capsys):
     assert "classifier takes 1-channel images" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_periodic_quality_and_best_checkpoint(in_tmp, classifier):
     args = ["train", "dcgan_digits", "--name", "q", *TINY, "--set", "train.eval_every=2",
             "--set", f'train.eval_classifier="{classifier}"', "--set", "train.eval_samples=32",

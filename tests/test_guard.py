@@ -49,6 +49,7 @@ def rows(run: GANRun) -> list[dict]:
     return [json.loads(x) for x in (run.dir / "metrics.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_few_nan_batches_are_skipped_without_rollback(tmp_path):
     run = make_run(tmp_path, steps=20, start=8, stop=10)
     run.train()
@@ -58,6 +59,7 @@ def test_a_few_nan_batches_are_skipped_without_rollback(tmp_path):
         assert np.isfinite(p.asnumpy()).all()
 
 
+@pytest.mark.slow
 def test_persistent_nans_roll_back_and_lower_the_learning_rate(tmp_path):
     run = make_run(tmp_path, steps=30, start=12, stop=20)
     run.train()
@@ -71,6 +73,7 @@ def test_persistent_nans_roll_back_and_lower_the_learning_rate(tmp_path):
         assert np.isfinite(p.asnumpy()).all(), p.name
 
 
+@pytest.mark.slow
 def test_unrecoverable_nans_stop_with_a_message(tmp_path):
     run = make_run(tmp_path, steps=100, start=7, stop=10**9)
     with pytest.raises(DivergenceError, match="after 2 rollbacks.*clip_norm"):
@@ -78,6 +81,7 @@ def test_unrecoverable_nans_stop_with_a_message(tmp_path):
     assert run.loop.stop_reason == "diverged"
 
 
+@pytest.mark.slow
 def test_no_checkpoint_to_roll_back_to(tmp_path):
     run = make_run(tmp_path, steps=100, start=1, stop=10**9,
                    extra=["train.checkpoint_every=1000"])

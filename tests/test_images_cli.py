@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from gantrain.cli.main import main
@@ -19,6 +20,7 @@ TINY = [
 ]
 
 
+@pytest.mark.slow
 def test_dcgan_digits_train_and_sample(in_tmp):
     aug = ["--set", "gan.augment=color,translation,cutout"]
     assert main(["train", "dcgan_digits", "--name", "d", *TINY, *aug]) == 0
@@ -44,6 +46,7 @@ def test_dcgan_digits_train_and_sample(in_tmp):
     assert Image.open(in_tmp / "i.png").size[0] == 2 * (5 * 30 + 2)
 
 
+@pytest.mark.slow
 def test_conditional_gan_samples_each_class(in_tmp, capsys):
     args = ["train", "cgan_digits", "--name", "c", *TINY]
     assert main(args) == 0
@@ -66,6 +69,7 @@ def test_shape_mismatch_names_both_models(in_tmp, capsys):
     assert "(1, 28, 28)" in err
 
 
+@pytest.mark.slow
 def test_acgan_auxiliary_classifier_loss_is_logged(in_tmp):
     args = ["train", "cgan_digits", "--name", "a", *TINY, "--set", "gan.aux_weight=1.0",
             "--set", "discriminator.args.aux_classifier=true"]

@@ -50,7 +50,7 @@ def test_dcgan_shapes_and_range(size, channels):
     assert d(x).shape == (B,)
 
 
-@pytest.mark.parametrize("size", [32, 64])
+@pytest.mark.parametrize("size", [32, pytest.param(64, marks=pytest.mark.slow)])
 def test_sngan_shapes_and_range(size):
     ms.set_seed(0)
     g = sngan.Generator(z_dim=Z, channels=3, size=size, width=8)
@@ -84,7 +84,8 @@ def test_constructor_defaults_are_plain_python_values():
 @pytest.mark.parametrize("make_g", [
     lambda: dcgan.Generator(z_dim=Z, width=8, num_classes=10),
     lambda: dcgan.Generator(z_dim=Z, width=8, num_classes=10, cond="cbn"),
-    lambda: sngan.Generator(z_dim=Z, width=8, num_classes=10),
+    pytest.param(lambda: sngan.Generator(z_dim=Z, width=8, num_classes=10),
+                 marks=pytest.mark.slow),
 ], ids=["dcgan-concat", "dcgan-cbn", "sngan-cbn"])
 def test_conditional_generator_output_depends_on_label(make_g):
     ms.set_seed(1)
@@ -104,7 +105,8 @@ def test_conditional_generator_output_depends_on_label(make_g):
 @pytest.mark.parametrize("make_d, channels, size", [
     (lambda: dcgan.Discriminator(width=8, norm="spectral", num_classes=10, aux_classifier=True),
      1, 28),
-    (lambda: sngan.Discriminator(width=8, num_classes=10, aux_classifier=True), 3, 32),
+    pytest.param(lambda: sngan.Discriminator(width=8, num_classes=10, aux_classifier=True), 3, 32,
+                 marks=pytest.mark.slow),
 ], ids=["dcgan", "sngan"])
 def test_projection_discriminator_depends_on_label_and_returns_class_logits(make_d, channels,
                                                                               size):
@@ -198,6 +200,7 @@ def _changed(net, before):
             if not np.allclose(p.asnumpy(), before[p.name])]
 
 
+@pytest.mark.slow
 def test_conditional_dcgan_trains_under_jit():
     ms.set_seed(5)
     g = dcgan.Generator(z_dim=Z, channels=1, size=28, width=8, num_classes=3, cond="cbn")
@@ -215,6 +218,7 @@ def test_conditional_dcgan_trains_under_jit():
     assert np.abs(out.asnumpy()).max() <= 1.0
 
 
+@pytest.mark.slow
 def test_conditional_sngan_trains_under_jit():
     ms.set_seed(6)
     g = sngan.Generator(z_dim=Z, channels=3, size=32, width=8, num_classes=3)

@@ -32,6 +32,7 @@ def test_pack_joins_consecutive_samples_along_features():
     np.testing.assert_allclose(out, want, rtol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m", [2, 3, 4])
 def test_pacgan_presets_train_end_to_end(m, in_tmp):
     config = load_config(f"pacgan{m}_2d_grid", [

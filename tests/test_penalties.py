@@ -1,6 +1,6 @@
 """Gradient penalties: values against closed forms, and their weight gradients (grad of grad,
 computed under jit) against finite differences, on conv -> activation -> flatten -> Dense, the
-layer pattern for which PyNative silently returns 0 (shared notes item 14)."""
+layer pattern for which PyNative silently returns 0 (docs/mindspore-notes.md, item 14)."""
 
 from __future__ import annotations
 

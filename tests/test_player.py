@@ -13,7 +13,8 @@ from gantrain.engine.player import Player
 
 
 class Net(nn.Cell):
-    """Two of these in one graph used to collide on 'fc.weight' (shared notes item 8)."""
+    """Two of these in one graph used to collide on 'fc.weight' (docs/mindspore-notes.md,
+    item 8)."""
 
     def __init__(self, d_in: int = 3, d_out: int = 3) -> None:
         super().__init__()

@@ -6,9 +6,12 @@ import re
 import runpy
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
+@pytest.mark.slow
 def test_readme_python_example_trains(in_tmp):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert blocks, "README has no python example"
@@ -23,6 +26,7 @@ def test_readme_python_example_trains(in_tmp):
     assert [p.name for p in in_tmp.iterdir()] == ["readme_example.py"]  # nothing else written
 
 
+@pytest.mark.slow
 def test_readme_third_player_example_runs(in_tmp):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert len(blocks) >= 2 and 'Player("E"' in blocks[1]

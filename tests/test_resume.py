@@ -35,6 +35,7 @@ def make(case: str, folder, steps: int) -> tuple[GANRun, LossTrace]:
     return run, trace
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_interrupted_and_resumed_equals_uninterrupted(case, tmp_path):
     straight, straight_trace = make(case, tmp_path / "a", steps=12)

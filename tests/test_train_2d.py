@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gantrain.recipes.gan.run import GANRun
 from gantrain.recipes.registry import load_config
 
 
+@pytest.mark.slow
 def test_short_grid_run_captures_most_modes(tmp_path):
     config = load_config("gan_2d_grid", [
         "train.steps=1200", "train.progress=false", "train.sample_every=600",

@@ -1,10 +1,10 @@
 """Gradient penalties and weight clipping for discriminators.
 
-The penalties differentiate through an input gradient (grad of grad). Shared notes item 14:
-under ``@ms.jit`` that second-order gradient is right, in PyNative mode it silently comes back
-as zero for some layers. The functions here are meant to run inside a player's jitted step, which
-is where :mod:`gantrain.gan` puts them; ``tests/test_penalties.py`` checks them against finite
-differences under jit.
+The penalties differentiate through an input gradient (grad of grad). Under ``@ms.jit`` that
+second-order gradient is right; in PyNative mode it silently comes back as zero for some layers
+(docs/mindspore-notes.md, item 14). The functions here are meant to run inside a player's jitted
+step, which is where :mod:`gantrain.gan` puts them; ``tests/test_penalties.py`` checks them
+against finite differences under jit.
 """
 
 from __future__ import annotations

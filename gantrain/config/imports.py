@@ -50,12 +50,29 @@ def load_object(spec: str, role: str = "object") -> Any:
         ) from None
 
 
+_NOTIFIED: set[Path] = set()  # model files outside the working directory already announced
+
+
+def _notice_outside_cwd(path: Path) -> None:
+    """Say once per file, on stderr, that code from outside the working directory tree is run:
+    a run folder or config names its model files, and resuming, sampling or evaluating it
+    imports and executes them."""
+    resolved = path.resolve()
+    if resolved in _NOTIFIED or resolved.is_relative_to(Path.cwd().resolve()):
+        return
+    _NOTIFIED.add(resolved)
+    print(f"gantrain: importing model code from {resolved}, outside the current directory. "
+          "Run folders and configs run the model code they name; only use ones you trust.",
+          file=sys.stderr)
+
+
 def _load_file(path: Path, role: str) -> Any:
     if not path.is_file():
         raise ConfigError(f"{role}: model file {str(path)!r} does not exist")
     module_name = f"gantrain_user_{path.stem}_{abs(hash(str(path.resolve())))}"
     if module_name in sys.modules:
         return sys.modules[module_name]
+    _notice_outside_cwd(path)
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module

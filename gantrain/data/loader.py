@@ -1,8 +1,9 @@
 """Batches from an in-memory dataset: whole-batch numpy indexing, reshuffled every epoch.
 
-Per shared notes item 22, a batch-level source costs ~0.06 ms per batch where a per-sample
-``mindspore.dataset`` pipeline costs ~2 ms, so batches are cut straight from the array. The
-permutation of epoch ``e`` is drawn from ``(seed, e)``, so the loader's whole state is two ints.
+Per docs/mindspore-notes.md, item 22, a batch-level source costs ~0.06 ms per batch where a
+per-sample ``mindspore.dataset`` pipeline costs ~2 ms, so batches are cut straight from the
+array. The permutation of epoch ``e`` is drawn from ``(seed, e)``, so the loader's whole state is
+two ints.
 """
 
 from __future__ import annotations

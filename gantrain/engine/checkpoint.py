@@ -5,14 +5,16 @@ Layout of ``<run>/checkpoints/``::
     step_00001000/          one complete checkpoint
         G.ckpt, D.ckpt      each player's Parameters (weights, BatchNorm statistics, optimizer
                             moments and counters, transform state); one file per player because
-                            two optimizers both own a ``global_step`` (shared notes item 19)
+                            two optimizers both own a ``global_step``
+                            (docs/mindspore-notes.md, item 19)
         state.json          loop state (iteration, RNG, data position) and extras
     latest                  name of the newest complete checkpoint, replaced atomically
 
 A checkpoint directory is written under a temporary name, fsynced, then renamed, and ``latest``
 moves only after that, so a crash never leaves a half-written checkpoint as ``latest``.
-Restoring writes values in place with ``ops.assign``, which compiled graphs see (shared notes
-item 11: ``load_param_into_net`` after a graph compiled is silently ignored by it).
+Restoring writes values in place with ``ops.assign``, which compiled graphs see
+(docs/mindspore-notes.md, item 11: ``load_param_into_net`` after a graph compiled is silently
+ignored by it).
 """
 
 from __future__ import annotations

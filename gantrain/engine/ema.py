@@ -3,10 +3,10 @@
 Generators sampled from an EMA of their weights give visibly better images (Karras et al. 2018,
 "Progressive Growing of GANs", Sec. 4; Yazici et al. 2019, "The Unusual Effectiveness of Averaging
 in GAN Training"). The averages live in Parameters named ``ema.<parameter name>`` and are updated
-with ``ops.assign`` right after each optimizer update (shared notes item 18: ~1.5 ms for 0.8M
-parameters). Pass a net's buffers (BatchNorm running statistics) as ``buffers`` to average them
-too: a BatchNorm generator sampled with averaged weights but the live statistics mixes two
-different networks and gives visibly blurrier images.
+with ``ops.assign`` right after each optimizer update (docs/mindspore-notes.md, item 18: ~1.5 ms
+for 0.8M parameters). Pass a net's buffers (BatchNorm running statistics) as ``buffers`` to
+average them too: a BatchNorm generator sampled with averaged weights but the live statistics
+mixes two different networks and gives visibly blurrier images.
 """
 
 from __future__ import annotations

@@ -46,7 +46,8 @@ def _check_loss_fn(loss_fn: Any, player: str) -> None:
     if not callable(loss_fn):
         raise TypeError(f"player {player}: loss_fn must be callable, got {type(loss_fn).__name__}")
     if getattr(loss_fn, "__name__", "") == "<lambda>":
-        # The graph compiler fails on lambdas with "Parse Lambda Function Fail" (notes item 13).
+        # The graph compiler fails on lambdas with "Parse Lambda Function Fail"
+        # (docs/mindspore-notes.md, item 13).
         raise TypeError(
             f"player {player}: loss_fn is a lambda, which MindSpore's graph compiler cannot "
             "parse; define it with def"
@@ -58,7 +59,8 @@ def _counter(name: str) -> Parameter:
 
 
 def prefix_parameters(nets: Mapping[str, nn.Cell], prefix: str) -> None:
-    """Give every parameter of ``nets`` a name unique to this player (shared notes item 8).
+    """Give every parameter of ``nets`` a name unique to this player (docs/mindspore-notes.md,
+    item 8).
 
     MindSpore rejects a graph in which two parameters share a name, and a discriminator step
     runs the generator too, so two nets with a sub-cell called ``fc`` would collide. Renaming

@@ -1,6 +1,7 @@
 """Process-wide MindSpore setup, owned in one place so users never meet its silent traps.
 
-Importing :mod:`gantrain` calls :func:`prepare_environment` before anything imports mindspore:
+Importing :mod:`gantrain` calls :func:`prepare_environment` before anything imports mindspore.
+It first refuses a Python outside the tested range, then sets:
 
 * ``ONEDNN_MAX_CPU_ISA=AVX2``: the oneDNN bundled with mindspore picks a reference convolution
   kernel on AVX-512 CPUs, ~100x slower; AVX2 takes the JIT GEMM path (same results to ~1e-6).
@@ -13,16 +14,25 @@ Importing :mod:`gantrain` calls :func:`prepare_environment` before anything impo
 ``inter_op_parallel_num=1`` made DCGAN steps 1.09x faster on the idle machine (1.46x under
 load), but a run resumed from a checkpoint then no longer matched the uninterrupted run bit for
 bit (tests/test_resume.py, mixture case), so exact resume wins (docs/performance.md, "Levers").
+:func:`setup` also refuses a mindspore outside the tested range before importing it.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import re
 import sys
 import tempfile
 import warnings
 
 DEVICES = ("CPU", "GPU", "Ascend")
+# The versions gantrain is tested with (keep in step with pyproject.toml): mindspore 2.10.x ships
+# wheels for CPython 3.10 to 3.12, and the code relies on 2.10's behaviour
+# (docs/mindspore-notes.md).
+PYTHON_RANGE = ((3, 10), (3, 12))
+MINDSPORE_REQUIREMENT = "mindspore>=2.10,<2.11"
+MINDSPORE_MINOR = (2, 10)
 _ENV_DEFAULTS = {
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "GLOG_v": "3",
@@ -30,8 +40,49 @@ _ENV_DEFAULTS = {
 }
 
 
+def _python_version() -> tuple[int, ...]:
+    return tuple(sys.version_info[:3])
+
+
+def check_python() -> None:
+    """Raise ImportError with one sentence when this interpreter is outside ``PYTHON_RANGE``."""
+    version = _python_version()
+    (lo_major, lo_minor), (hi_major, hi_minor) = PYTHON_RANGE
+    if not PYTHON_RANGE[0] <= version[:2] <= PYTHON_RANGE[1]:
+        raise ImportError(
+            f"gantrain supports Python {lo_major}.{lo_minor} to {hi_major}.{hi_minor} (the "
+            f"versions it is tested on with mindspore 2.10), but this is Python "
+            f"{'.'.join(map(str, version))}."
+        )
+
+
+def _mindspore_version() -> str | None:
+    """The installed mindspore's version, read without importing it (None: not found)."""
+    try:
+        return importlib.metadata.version("mindspore")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def check_mindspore() -> None:
+    """Raise RuntimeError naming the installed and the supported mindspore versions, and how to
+    install the right one, when the installed mindspore is not 2.10.x."""
+    found = _mindspore_version()
+    if found is None:  # not installed as a distribution: importing it will say what is wrong
+        return
+    match = re.match(r"(\d+)\.(\d+)", found)
+    if match is None or (int(match[1]), int(match[2])) != MINDSPORE_MINOR:
+        raise RuntimeError(
+            f"gantrain needs mindspore 2.10.x ({MINDSPORE_REQUIREMENT}), but mindspore {found} "
+            f"is installed; install the supported version with: "
+            f"pip install \"{MINDSPORE_REQUIREMENT}\""
+        )
+
+
 def prepare_environment() -> None:
-    """Set gantrain's environment defaults; must run before mindspore is first imported."""
+    """Check the interpreter and set gantrain's environment defaults; must run before mindspore
+    is first imported."""
+    check_python()
     if "mindspore" in sys.modules and "ONEDNN_MAX_CPU_ISA" not in os.environ:
         warnings.warn(
             "mindspore was imported before gantrain, so ONEDNN_MAX_CPU_ISA=AVX2 came too late: "
@@ -46,6 +97,7 @@ def prepare_environment() -> None:
 
 def setup(device: str = "CPU", seed: int | None = 0) -> None:
     """Choose the device and seed mindspore's global RNG (numpy RNGs are owned by the loop)."""
+    check_mindspore()
     import mindspore as ms
 
     if device not in DEVICES:

@@ -1,8 +1,8 @@
 """Drawing samples from a generator through its own eval-mode compiled graph.
 
-A compiled graph keeps the train/eval mode it was compiled in (shared notes item 10), so the
-sampler compiles its own graph with the generator in eval mode (BatchNorm uses running
-statistics) and puts the generator's mode back afterwards.
+A compiled graph keeps the train/eval mode it was compiled in (docs/mindspore-notes.md,
+item 10), so the sampler compiles its own graph with the generator in eval mode (BatchNorm uses
+running statistics) and puts the generator's mode back afterwards.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -65,12 +63,6 @@ def test_other_sizes():
     big = embedded_digits(n=20, size=48, seed=2)
     assert big.x.shape == (20, 1, 48, 48)
     assert big.x.max() == 1.0
-
-
-def test_fast_enough():
-    start = time.perf_counter()
-    embedded_digits(n=2000, seed=3)
-    assert time.perf_counter() - start < 3.0  # ~0.25 s measured; 10k digits take ~1.2 s
 
 
 @pytest.mark.parametrize("kwargs", [{"n": 0}, {"size": 4}])

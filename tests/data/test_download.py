@@ -100,9 +100,10 @@ def test_connection_error_is_wrapped_and_cleaned_up(served, monkeypatch):
     assert list(dest.iterdir()) == []
 
 
-def test_bad_checksum_spec():
+def test_bad_checksum_spec(tmp_path):
     with pytest.raises(DatasetError, match="expected 'md5:<hex>' or 'sha256:<hex>'"):
-        fetch("file:///nowhere", "/tmp/x", "crc32:1234")
+        fetch("file:///nowhere", tmp_path / "x", "crc32:1234")
+    assert list(tmp_path.iterdir()) == []
 
 
 def _fake_mnist_files(folder: Path, n: int = 10) -> dict[str, bytes]:

@@ -14,7 +14,6 @@ from gantrain.data.idx import fashion_mnist, mnist, read_idx
 
 CODES = {np.uint8: 0x08, np.int8: 0x09, np.int16: 0x0B, np.int32: 0x0C,
          np.float32: 0x0D, np.float64: 0x0E}
-REAL_MNIST = Path("/work/shared/data/mnist5k")
 
 
 def idx_bytes(array: np.ndarray) -> bytes:
@@ -182,9 +181,8 @@ def test_fashion_mnist_same_layout_own_urls(tmp_path):
         fashion_mnist(tmp_path, split="test")
 
 
-@pytest.mark.skipif(not REAL_MNIST.is_dir(), reason="real MNIST sample not available")
-def test_real_mnist_sample():
-    train, test = mnist(REAL_MNIST), mnist(REAL_MNIST, split="test")
+def test_real_mnist_sample(mnist5k):  # skipped when ../shared/data/mnist5k is absent
+    train, test = mnist(mnist5k), mnist(mnist5k, split="test")
     assert train.x.shape == (4000, 1, 28, 28) and test.x.shape == (1000, 1, 28, 28)
     assert set(np.unique(train.y)) == set(range(10))
     assert train.x.min() == -1.0 and train.x.max() == 1.0

@@ -26,8 +26,8 @@ def compiled_forward(cell: nn.Cell) -> Forward:
 
     The graph reads the cell's Parameters in place, so the updates of the training steps and
     checkpoint restores (``ops.assign``) are seen by the next call. A graph bakes in the
-    training flag it was compiled with (shared notes item 10), so every shape compiles with
-    ``set_train(False)`` whatever the players' steps set meanwhile.
+    training flag it was compiled with (docs/mindspore-notes.md, item 10), so every shape
+    compiles with ``set_train(False)`` whatever the players' steps set meanwhile.
     """
 
     @ms.jit

@@ -128,7 +128,8 @@ def build_ali(
     if stochastic is None:
         stochastic = bool(getattr(E, "stochastic", False))
     # Every training graph runs all three nets in train mode: a graph bakes in the flag at
-    # compile time (shared notes item 10), and the D step compiles before the GE step.
+    # compile time (docs/mindspore-notes.md, item 10), and the D step compiles before
+    # the GE step.
     for net in (G, E, D):
         net.set_train(True)
     encode = make_encode(E, z_dim, stochastic)
