@@ -12,6 +12,8 @@ bit for bit::
     PYTHONPATH=. python scripts/gan_traces.py check traces.json       # with the new code
 
 ``check`` exits 1 and names the first differing value of each case that differs.
+``tests/fixtures/gan_traces.json`` was recorded with the GAN recipe of b53e855 (the
+flag-driven ``build_gan``); ``tests/test_gan_traces.py`` replays some of its cases.
 """
 
 from __future__ import annotations
@@ -92,6 +94,17 @@ def run_case(name: str, folder: Path) -> dict:
     return {"trace": trace.rows, "weights": weights}
 
 
+def differences(got: dict, ref: dict) -> list[str]:
+    """Every value of ``got`` (a :func:`run_case` result) that is not bit-identical to ``ref``."""
+    diffs = [f"iteration {a['iteration']} {k}: {a.get(k)} != {b.get(k)}"
+             for a, b in zip(got["trace"], ref["trace"]) for k in sorted(set(a) | set(b))
+             if a.get(k) != b.get(k)]
+    if len(got["trace"]) != len(ref["trace"]):
+        diffs.append(f"{len(got['trace'])} iterations != {len(ref['trace'])}")
+    return diffs + [f"weights {k}" for k in sorted(set(got["weights"]) | set(ref["weights"]))
+                    if got["weights"].get(k) != ref["weights"].get(k)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["record", "check"])
@@ -110,14 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     want = json.loads(args.file.read_text())
     failed = 0
     for name, got in results.items():
-        ref = want[name]
-        diffs = [f"iteration {a['iteration']} {k}: {a.get(k)} != {b.get(k)}"
-                 for a, b in zip(got["trace"], ref["trace"]) for k in sorted(set(a) | set(b))
-                 if a.get(k) != b.get(k)]
-        if len(got["trace"]) != len(ref["trace"]):
-            diffs.append(f"{len(got['trace'])} iterations != {len(ref['trace'])}")
-        diffs += [f"weights {k}" for k in sorted(set(got["weights"]) | set(ref["weights"]))
-                  if got["weights"].get(k) != ref["weights"].get(k)]
+        diffs = differences(got, want[name])
         verdict = "bit-identical" if not diffs else f"DIFFERS ({len(diffs)}): {diffs[0]}"
         print(f"{name}: {verdict}")
         failed += bool(diffs)
