@@ -162,8 +162,8 @@ def test_config_penalties_map_to_penalty_objects(in_tmp):
 
 
 def test_d_step_compiles_once_for_fresh_batches():
-    """The step input, an ms.mutable dict of Tensors, does not recompile per call (a NamedTuple
-    or plain dict argument would, docs/mindspore-notes.md, item 12)."""
+    """The step input, an ms.mutable dict of Tensors, does not recompile per call; a NamedTuple
+    or a plain dict argument would (docs/mindspore-notes.md, item 12)."""
     gan = make(penalties=[GradientPenalty(1.0)])[0]
     phase = gan.schedule.phases[0]
     ctx = StepContext(Source(), np.random.default_rng(0))

@@ -8,7 +8,7 @@ decides how its inputs are made:
   function from D's logits view. :class:`GradientPenalty` (WGAN-GP, Gulrajani et al. 2017),
   :class:`R1` and :class:`R2` (Mescheder et al. 2018).
 * :class:`GeneratorPenalty` declares that it belongs to G: the home of generator regularizers
-  such as StyleGAN2's path-length penalty (Karras et al. 2020, Sec. 2.2). None is implemented
+  such as StyleGAN2's path-length penalty (Karras et al. 2020, Sec. 3.2). None is implemented
   here; a subclass only has to build its function from G.
 
 ``every = 1`` runs a penalty inline, as a term of its player's loss; ``every = k > 1`` runs it
@@ -137,7 +137,7 @@ class GeneratorPenalty(Penalty):
     """A penalty on G's parameters: it belongs to the generator's player.
 
     The home of generator regularizers such as StyleGAN2's path-length penalty (Karras et al.
-    2020, Sec. 2.2; lazy, every 4 in the paper): a subclass builds ``(z, y) -> penalty`` from
+    2020, Sec. 3.2, run lazily there): a subclass builds ``(z, y) -> penalty`` from
     the generator view ``generator(z, y) -> samples``. The GAN recipe adds it to G's loss
     (``every == 1``) or runs it as G's objective ``G_reg`` on fresh noise.
     """

@@ -29,7 +29,7 @@ Tensors each call):
   1.27 ms median over 500 calls with seven Tensors), gives bit-identical results, and in the
   graph ``"eps" in batch`` and ``batch.get("y_real")`` resolve at compile time.
 
-See docs/mindspore-notes.md, item 12 (tuples of Tensors as jit inputs recompile every call).
+Tuples of Tensors as jit inputs recompile on every call (docs/mindspore-notes.md, item 12).
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ class Draws:
             real, y_real = self.real(ctx)
             aug_real = self.augmentation(ctx)
         z, y_fake = self.noise(ctx)
-        return GBatch(z, y_fake, self.augmentation(ctx), real, y_real, aug_real)
+        aug_fake = self.augmentation(ctx)
+        return GBatch(z, y_fake, aug_fake, real, y_real, aug_real)
 
     def noise_batch(self, ctx: StepContext) -> GBatch:
         """Noise and labels only, for a generator penalty's own phase."""

@@ -107,8 +107,8 @@ class Sides:
 def _class_scores(head: DApply, critic: DApply, penalty: DiscriminatorPenalty | None) -> Scores:
     if penalty is not None and penalty.reads is not PenaltyInput.INTERPOLATES:
         # R1/R2 take D's logits from their own input-gradient pass; a second, class-head pass
-        # over the same tensor does not compile ("Graph cycle exists",
-        # docs/mindspore-notes.md, item 14).
+        # over the same tensor does not compile, "Graph cycle exists"
+        # (docs/mindspore-notes.md, item 14).
         raise ValueError(f"aux_weight > 0 (ACGAN) cannot run {type(penalty).__name__} inline "
                          "in D's loss; run it lazily (every > 1, gan.penalty_every > 1)")
     gp = penalty.function(critic) if penalty is not None else None
