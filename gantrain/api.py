@@ -1,8 +1,18 @@
 """Everything ``import gantrain`` offers, imported explicitly (``gantrain/__init__.py`` loads
 this module on first use of a name, so that ``gantrain --help`` does not import MindSpore)."""
 
+from .blocks.augment import AugmentPolicy
 from .blocks.losses import GANLoss, get_loss
-from .blocks.penalties import ClipWeights, make_gradient_penalty, make_r1
+from .blocks.penalties import (
+    R1,
+    R2,
+    ClipWeights,
+    DiscriminatorPenalty,
+    GeneratorPenalty,
+    GradientPenalty,
+    make_gradient_penalty,
+    make_r1,
+)
 from .blocks.spectral_norm import spectral_norm
 from .config.schema import RunConfig
 from .config.strict import ConfigError
@@ -28,16 +38,16 @@ from .recipes.ali import ALI, build_ali
 from .recipes.base import Run
 from .recipes.cyclegan import CycleGAN, build_cyclegan
 from .recipes.gan import GAN, build_gan
-from .recipes.gan.build import Penalty
 from .recipes.recipe import Recipe
 from .recipes.registry import build_run, load_config, register
 
 __all__ = [
-    "ALI", "Adam", "ActorCritic", "Chain", "ClipByGlobalNorm", "ClipByValue", "ClipWeights",
-    "ConfigError", "CosineDecay", "CycleGAN", "EMA", "GAN", "GANLoss", "GaussianNoise",
-    "GradientTransform", "Hook", "JsonlWriter", "LinearDecay", "Loop", "MetricsLogger",
-    "Objective", "Penalty", "Periodic", "Phase", "Player", "PostUpdate", "RMSProp", "Recipe",
-    "Run", "RunConfig", "SGD", "Sampler", "Scale", "Schedule", "StepContext", "build_actor_critic",
-    "build_ali", "build_cyclegan", "build_gan", "build_run", "get_loss", "load_config",
-    "make_gradient_penalty", "make_r1", "register", "setup", "spectral_norm",
+    "ALI", "ActorCritic", "Adam", "AugmentPolicy", "Chain", "ClipByGlobalNorm", "ClipByValue",
+    "ClipWeights", "ConfigError", "CosineDecay", "CycleGAN", "DiscriminatorPenalty", "EMA", "GAN",
+    "GANLoss", "GaussianNoise", "GeneratorPenalty", "GradientPenalty", "GradientTransform", "Hook",
+    "JsonlWriter", "LinearDecay", "Loop", "MetricsLogger", "Objective", "Periodic", "Phase",
+    "Player", "PostUpdate", "R1", "R2", "RMSProp", "Recipe", "Run", "RunConfig", "SGD", "Sampler",
+    "Scale", "Schedule", "StepContext", "build_actor_critic", "build_ali", "build_cyclegan",
+    "build_gan", "build_run", "get_loss", "load_config", "make_gradient_penalty", "make_r1",
+    "register", "setup", "spectral_norm",
 ]

@@ -9,7 +9,7 @@ import pytest
 from mindspore import Tensor, nn
 
 from gantrain.config import ConfigError
-from gantrain.recipes.gan.build import _appliers
+from gantrain.recipes.gan.wrappers import Critic, Unconditional, packed
 from gantrain.recipes.registry import build_run, load_config
 
 
@@ -25,9 +25,9 @@ class Linear(nn.Cell):
 
 def test_pack_joins_consecutive_samples_along_features():
     m, w = 3, np.arange(1, 7, dtype=np.float32)  # D sees (x1, y1, x2, y2, x3, y3)
-    _, d_apply = _appliers(nn.Dense(2, 2), Linear(w), conditional=False, pack=m, aux=False)
+    critic = Critic(Unconditional(packed(Linear(w), m)))
     x = np.random.default_rng(0).standard_normal((12, 2)).astype(np.float32)
-    out = d_apply(Tensor(x), None).asnumpy()
+    out = critic(Tensor(x), None).asnumpy()
     want = x.reshape(4, 6) @ w
     np.testing.assert_allclose(out, want, rtol=1e-5)
 

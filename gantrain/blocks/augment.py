@@ -30,7 +30,8 @@ separate arguments (``DiffAugment`` takes them as ``*params``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from mindspore import Tensor, nn, ops
@@ -38,6 +39,7 @@ from mindspore import dtype as mstype
 
 __all__ = [
     "POLICIES",
+    "AugmentPolicy",
     "DiffAugment",
     "diff_augment",
     "draw_augment_params",
@@ -221,3 +223,49 @@ class DiffAugment(nn.Cell):
 
     def construct(self, x: Tensor, *params: Tensor) -> Tensor:
         return diff_augment(x, params, self.policy)
+
+
+@dataclass(frozen=True)
+class AugmentPolicy:
+    """A DiffAugment policy for images of one size: what a GAN recipe needs to augment
+    everything D sees (Zhao et al. 2020).
+
+    ``AugmentPolicy("color,translation,cutout", image_size=(28, 28))``. :meth:`draw` makes the
+    random parameters of one batch on the host; :meth:`function` applies them in a jitted loss.
+    """
+
+    policy: str | Sequence[str]
+    image_size: tuple[int, int]
+
+    def __post_init__(self) -> None:
+        names = parse_policy(self.policy)
+        if not names:
+            raise ValueError("AugmentPolicy needs at least one policy; use no policy object "
+                             "(augment=None) for no augmentation")
+        object.__setattr__(self, "policy", names)
+        object.__setattr__(self, "image_size", (int(self.image_size[0]),
+                                                int(self.image_size[1])))
+
+    def draw(self, rng: np.random.Generator, batch: int) -> Tensor:
+        """The parameters of one augmented batch as one ``(P, batch)`` float32 Tensor (integer
+        parameters are exact in float32), so that they enter a step as a single Tensor."""
+        draws = draw_augment_params(rng, batch, self.image_size, self.policy)
+        return Tensor(np.stack([d.astype(np.float32) for d in draws]))
+
+    def function(self) -> Callable[[Tensor, Tensor], Tensor]:
+        """``augment(x, params)`` for use inside a jitted loss, ``params`` from :meth:`draw`."""
+        policy = self.policy
+        is_int = []
+        for name in policy:
+            is_int += [False] * 3 if name == "color" else [True, True]
+
+        def augment(x, params):
+            unpacked = ()
+            for i in range(len(is_int)):
+                v = params[i]
+                if is_int[i]:
+                    v = ops.cast(v, mstype.int32)
+                unpacked = unpacked + (v,)
+            return diff_augment(x, unpacked, policy)
+
+        return augment

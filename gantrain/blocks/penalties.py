@@ -1,15 +1,34 @@
-"""Gradient penalties and weight clipping for discriminators.
+"""Discriminator and generator penalties, as objects, and weight clipping.
 
-The penalties differentiate through an input gradient (grad of grad). Under ``@ms.jit`` that
-second-order gradient is right; in PyNative mode it silently comes back as zero for some layers
-(docs/mindspore-notes.md, item 14). The functions here are meant to run inside a player's jitted
-step, which is where :mod:`gantrain.gan` puts them; ``tests/test_penalties.py`` checks them
-against finite differences under jit.
+A penalty object says what it regularizes and how it is scheduled; the recipe that uses it
+decides how its inputs are made:
+
+* :class:`DiscriminatorPenalty` declares the input at which it differentiates D
+  (:class:`PenaltyInput`: real data, generated data or interpolates between them) and builds its
+  function from D's logits view. :class:`GradientPenalty` (WGAN-GP, Gulrajani et al. 2017),
+  :class:`R1` and :class:`R2` (Mescheder et al. 2018).
+* :class:`GeneratorPenalty` declares that it belongs to G: the home of generator regularizers
+  such as StyleGAN2's path-length penalty (Karras et al. 2020, Sec. 3.2). None is implemented
+  here; a subclass only has to build its function from G.
+
+``every = 1`` runs a penalty inline, as a term of its player's loss; ``every = k > 1`` runs it
+as a separate objective of the same player every k iterations with its weight multiplied by k
+(lazy regularization, Karras et al. 2020, "Analyzing and Improving the Image Quality of
+StyleGAN", Sec. 3.1): :attr:`Penalty.coefficient` is the factor in front of the raw penalty.
+
+The penalties differentiate through an input gradient (grad of grad): under ``@ms.jit`` it is
+right, in PyNative mode it silently comes back as zero for some layers (docs/mindspore-notes.md,
+item 14). The functions here are meant to run inside a player's jitted step;
+``tests/test_penalties.py`` checks them against finite differences under jit.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import ClassVar
 
 import mindspore as ms
 from mindspore import Parameter, Tensor, ops
@@ -17,6 +36,7 @@ from mindspore import Parameter, Tensor, ops
 from ..engine.player import PostUpdate
 
 DApply = Callable[[Tensor, Tensor], Tensor]  # (images, labels) -> logits of shape (B,)
+GApply = Callable[[Tensor, Tensor], Tensor]  # (noise, labels) -> samples
 
 
 def _per_sample_sq_norm(g: Tensor) -> Tensor:
@@ -59,6 +79,125 @@ def make_r1(d_apply: DApply) -> Callable[[Tensor, Tensor], tuple[Tensor, Tensor]
         return _per_sample_sq_norm(g).mean(), logits
 
     return penalty
+
+
+class PenaltyInput(Enum):
+    """Where a discriminator penalty takes D's input gradient."""
+
+    REAL = "real"  # R1
+    FAKE = "fake"  # R2
+    INTERPOLATES = "interpolates"  # WGAN-GP: eps * real + (1 - eps) * fake
+
+
+class Penalty(ABC):
+    """A regularizer with a weight and a schedule: inline when ``every == 1``, else lazy.
+
+    Subclasses are frozen dataclasses with an ``every`` field; they define :attr:`factor`.
+    """
+
+    every: int
+
+    @property
+    @abstractmethod
+    def factor(self) -> float:
+        """The factor in front of the raw penalty when it runs inline."""
+
+    @property
+    def lazy(self) -> bool:
+        """Whether it runs as its own objective every ``every`` iterations."""
+        return self.every > 1
+
+    @property
+    def coefficient(self) -> float:
+        """The factor in front of the raw penalty in the loss it runs in: :attr:`factor`
+        inline, ``factor * every`` lazily (Karras et al. 2020, Sec. 3.1)."""
+        return self.factor * self.every if self.lazy else self.factor
+
+    def _check(self, weight: float) -> None:
+        every = self.every
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError(f"{type(self).__name__}: every must be an int >= 1, got {every!r}")
+        if not weight >= 0:  # also rejects NaN
+            raise ValueError(f"{type(self).__name__}: the weight must be >= 0, got {weight!r}")
+
+
+class DiscriminatorPenalty(Penalty):
+    """A penalty on D's input gradient at the input it :attr:`reads`."""
+
+    reads: ClassVar[PenaltyInput]
+
+    @abstractmethod
+    def function(self, critic: DApply) -> Callable:
+        """The raw penalty for D's logits view ``critic(x, y) -> (B,)``: for
+        ``PenaltyInput.INTERPOLATES`` ``(real, fake, y, eps) -> penalty``, otherwise
+        ``(x, y) -> (penalty, logits at x)``."""
+
+
+class GeneratorPenalty(Penalty):
+    """A penalty on G's parameters: it belongs to the generator's player.
+
+    The home of generator regularizers such as StyleGAN2's path-length penalty (Karras et al.
+    2020, Sec. 3.2, run lazily there): a subclass builds ``(z, y) -> penalty`` from
+    the generator view ``generator(z, y) -> samples``. The GAN recipe adds it to G's loss
+    (``every == 1``) or runs it as G's objective ``G_reg`` on fresh noise.
+    """
+
+    @abstractmethod
+    def function(self, generator: GApply) -> Callable[[Tensor, Tensor], Tensor]:
+        """The raw penalty ``(z, y) -> scalar`` (``y`` is None for an unconditional G)."""
+
+
+@dataclass(frozen=True)
+class GradientPenalty(DiscriminatorPenalty):
+    """WGAN-GP: ``weight * E[(||grad D(x_hat)|| - 1)^2]`` on interpolates (Gulrajani et al.
+    2017, weight 10 in the paper). Runs in every D step."""
+
+    weight: float = 10.0
+    every: int = 1
+    reads: ClassVar[PenaltyInput] = PenaltyInput.INTERPOLATES
+
+    def __post_init__(self) -> None:
+        self._check(self.weight)
+        if self.every != 1:
+            raise ValueError("the WGAN-GP penalty runs every D step; use every = 1")
+
+    @property
+    def factor(self) -> float:
+        return self.weight
+
+    def function(self, critic: DApply) -> Callable[[Tensor, Tensor, Tensor, Tensor], Tensor]:
+        return make_gradient_penalty(critic)
+
+
+@dataclass(frozen=True)
+class _SquaredGradientNorm(DiscriminatorPenalty):
+    gamma: float
+    every: int = 1
+
+    def __post_init__(self) -> None:
+        self._check(self.gamma)
+
+    @property
+    def factor(self) -> float:
+        return 0.5 * self.gamma  # gamma / 2 * E[||grad D||^2] (Mescheder et al. 2018, eq. 9)
+
+    def function(self, critic: DApply) -> Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]:
+        return make_r1(critic)
+
+
+@dataclass(frozen=True)
+class R1(_SquaredGradientNorm):
+    """R1: ``gamma / 2 * E[||grad_x D(x)||^2]`` on real data (Mescheder et al. 2018);
+    ``every = 16`` is StyleGAN2's lazy setting."""
+
+    reads: ClassVar[PenaltyInput] = PenaltyInput.REAL
+
+
+@dataclass(frozen=True)
+class R2(_SquaredGradientNorm):
+    """R2: the same squared gradient norm on generated data (Mescheder et al. 2018)."""
+
+    reads: ClassVar[PenaltyInput] = PenaltyInput.FAKE
 
 
 class ClipWeights(PostUpdate):

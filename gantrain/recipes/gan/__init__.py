@@ -1,5 +1,11 @@
-"""The GAN recipe: a generator and a discriminator, any loss, penalty, packing, conditioning,
-DiffAugment and EMA (``task = "gan"``)."""
+"""The GAN recipe (``task = "gan"``), one idea per module.
+
+* :mod:`.wrappers`: how the losses call G and D (packing, conditioning, ACGAN class head);
+* :mod:`.batches`: the named batches each step gets, drawn on the host in a fixed order;
+* :mod:`.objectives`: D's and G's losses and the lazy penalty objectives, composed;
+* :mod:`.build`: :func:`~.build.build_gan`, wiring them into players and a schedule;
+* :mod:`.run`: the config-driven run (data, hooks, sampling, checkpoints).
+"""
 
 from ..recipe import Recipe
 from .build import GAN, build_gan

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from ...blocks.augment import AugmentPolicy, parse_policy
 from ...blocks.losses import get_loss
+from ...blocks.penalties import R1, R2, GradientPenalty
 from ...blocks.watchdog import Watchdog
 from ...config.builders import optimizer_from_config, transforms_from_config, weight_clip
 from ...config.imports import build_cell
@@ -20,7 +22,7 @@ from ...engine.sampling import Sampler
 from ...metrics.quality_hook import QualityHook
 from ..base import Run
 from ..shapes import check_shapes
-from .build import GAN, Penalty, build_gan
+from .build import GAN, build_gan
 from .config import GANConfig
 
 
@@ -71,9 +73,12 @@ class GANRun(Run):
         c = self.config
         G = build_cell(c.generator.model, c.generator.args, "generator")
         D = build_cell(c.discriminator.model, c.discriminator.args, "discriminator")
-        penalty = None
+        kinds = {"gp": GradientPenalty, "r1": R1, "r2": R2}  # (weight or gamma, every)
+        if c.gan.penalty != "none" and c.gan.penalty not in kinds:
+            raise ConfigError(f"gan.penalty = {c.gan.penalty!r}; allowed: none, gp, r1, r2")
+        penalties = []
         if c.gan.penalty != "none":
-            penalty = Penalty(c.gan.penalty, c.gan.penalty_weight, c.gan.penalty_every)
+            penalties.append(kinds[c.gan.penalty](c.gan.penalty_weight, c.gan.penalty_every))
         num_classes = c.gan.num_classes
         if c.gan.pack < 1 or c.data.batch_size % c.gan.pack:
             raise ConfigError(f"gan.pack = {c.gan.pack} must be >= 1 and divide data.batch_size "
@@ -90,17 +95,22 @@ class GANRun(Run):
             self.ema = EMA(c.gan.ema_decay, buffers=buffers)
             g_post.append(self.ema)
         shape = self.data.sample_shape
+        augment = None
+        if parse_policy(c.gan.augment):
+            if len(shape) != 3:
+                raise ConfigError(f"gan.augment = {c.gan.augment!r} augments images; the data "
+                                  f"has samples of shape {tuple(shape)}")
+            augment = AugmentPolicy(c.gan.augment, image_size=tuple(shape[1:]))
         return build_gan(
             G, D, z_dim=c.gan.z_dim, batch_size=c.data.batch_size, loss=get_loss(c.gan.loss),
             g_optimizer=optimizer_from_config(c.optim.generator, "optim.generator"),
             d_optimizer=optimizer_from_config(c.optim.discriminator, "optim.discriminator"),
-            n_critic=c.gan.n_critic, penalty=penalty, num_classes=num_classes,
+            n_critic=c.gan.n_critic, penalties=penalties, num_classes=num_classes,
             g_transforms=transforms_from_config(c.optim.generator, c.seed),
             d_transforms=transforms_from_config(c.optim.discriminator, c.seed + 1),
             d_post_update=weight_clip(c.gan.weight_clip),
             g_post_update=g_post,
-            augment=c.gan.augment,
-            image_size=tuple(shape[1:]) if len(shape) == 3 else None,
+            augment=augment,
             g_accumulate=c.optim.generator.accumulate,
             d_accumulate=c.optim.discriminator.accumulate,
             pack=c.gan.pack,
