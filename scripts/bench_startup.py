@@ -62,7 +62,7 @@ def main() -> None:
     assert registry.build_data is build_data
     t = time.perf_counter()
     config = load_config(args.preset, ["train.progress=false", *args.overrides])
-    run = run_module.Run(config, Path(tempfile.mkdtemp(prefix="gantrain-start-")) / "run")
+    run = run_module.GANRun(config, Path(tempfile.mkdtemp(prefix="gantrain-start-")) / "run")
     t_build = time.perf_counter() - t
     ctx, compile_s = run.loop.ctx, {}
     for phase in run.schedule.phases:
