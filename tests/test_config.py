@@ -73,7 +73,8 @@ def test_task_needs_its_sections_and_refuses_others():
         parse_config(data)
     with pytest.raises(ConfigError, match=r"task 'gan' does not read 'encoder'.*discriminator"):
         build(encoder={"model": "models.mlp:Encoder"})
-    with pytest.raises(ConfigError, match=r"task 'cyclegna' is not one of .*did you mean "
+    with pytest.raises(ConfigError, match=r"task 'cyclegna' is not one of: gan \(a generator "
+                                          r"against a discriminator\); .*did you mean "
                                           r"'cyclegan'"):
         build(task="cyclegna")
     with pytest.raises(ConfigError, match=r"task 'gan' does not read 'optim.actor'.*"

@@ -34,7 +34,7 @@ class Recipe:
             draws from a trained run (None: the recipe has nothing to sample).
         sample_options: the options dataclass ``sample`` takes (the common ``--n``, ``--seed``,
             ``--no-ema`` plus the recipe's own).
-        summary: one line for ``gantrain presets`` and error messages.
+        summary: a few words on what it trains, for error messages that list the tasks.
     """
 
     task: str

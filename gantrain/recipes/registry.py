@@ -43,7 +43,9 @@ def get_recipe(task: str, source: str = "config") -> Recipe:
     if task not in RECIPES:
         close = difflib.get_close_matches(task, list(RECIPES), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"{source}: task {task!r} is not one of {', '.join(RECIPES)}{hint}")
+        known = "; ".join(f"{r.task} ({r.summary})" if r.summary else r.task
+                          for r in RECIPES.values())
+        raise ConfigError(f"{source}: task {task!r} is not one of: {known}{hint}")
     return RECIPES[task]
 
 
