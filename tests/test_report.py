@@ -111,6 +111,8 @@ def test_every_series_is_drawn_with_its_finite_points(tmp_path):
     # smoothing only for long series: these are all short
     assert polylines(html, "smooth") == []
     assert "<td>D/loss</td><td title='iteration 30'>2</td>" in html
+    table = html[html.index("<table>"):html.index("</table>")]
+    assert re.findall(r"<th colspan=2>([^<]+)</th>", table) == heads  # the same groups
 
 
 def test_warnings_resumes_config_and_samples_are_shown(tmp_path):

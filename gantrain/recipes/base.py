@@ -130,7 +130,7 @@ class Run:
 
         try:
             self.report_path = build_report(self.dir, self.dir / REPORT_FILE)
-        except Exception as e:  # noqa: BLE001  (a page must never end a training run)
+        except Exception as e:  # a page must never end a training run
             tqdm.write(f"gantrain: could not write {self.dir / REPORT_FILE}: {e}")
         return self.report_path
 

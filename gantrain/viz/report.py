@@ -36,6 +36,7 @@ h2{border-bottom:1px solid #ccc;margin-top:1.6em}
 .chart .empty{font-size:11px;text-anchor:middle;fill:#999}
 .chart polyline{fill:none}.chart .raw{stroke-width:1;opacity:.55}
 .chart .smooth{stroke-width:2.2}.chart .marker{stroke-dasharray:3 3;stroke-width:1.2}
+.legend{position:sticky;top:0;background:#fffe;z-index:1;list-style:none;padding:4px}
 .swatch{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 8px;text-align:right}
 th:first-child,td:first-child{text-align:left}
@@ -60,11 +61,18 @@ def _smoothing(n: int) -> int:
     return max(3, n // 15) if n >= 10 else 0
 
 
-def _curves(logs: Sequence[RunLog], colors: dict[str, str]) -> str:
-    """One section per group, one chart per series, every run overlaid on the same axes."""
+def _all_keys(logs: Sequence[RunLog]) -> list[SeriesKey]:
+    """Every run's series keys, in order of first appearance, each group kept together."""
     keys: list[SeriesKey] = []
     for log in logs:
         keys += [k for k in log.series if k not in keys]
+    groups = list(dict.fromkeys(k[0] for k in keys))
+    return sorted(keys, key=lambda k: groups.index(k[0]))
+
+
+def _curves(logs: Sequence[RunLog], colors: dict[str, str]) -> str:
+    """One section per group, one chart per series, every run overlaid on the same axes."""
+    keys = _all_keys(logs)
     xs = [x for log in logs for pts in log.series.values() for x, _ in pts]
     x_range = (min(xs), max(xs)) if xs else (0.0, 1.0)
     groups: dict[str, list[SeriesKey]] = {}
@@ -103,13 +111,15 @@ def _events(logs: Sequence[RunLog]) -> str:
 
 def _final_table(logs: Sequence[RunLog], colors: dict[str, str]) -> str:
     """The last finite value of every series, one column per run."""
-    keys: list[SeriesKey] = []
-    for log in logs:
-        keys += [k for k in log.series if k not in keys]
+    keys = _all_keys(logs)
     head = "".join(f"<th><span class=swatch style='background:{colors[log.name]}'></span>"
                    f"{escape(log.name)}</th>" for log in logs)
-    rows = []
+    rows, group = [], None
     for key in keys:
+        if key[0] != group:  # a heading row per group: 'env_steps' of eval vs of episodes
+            group = key[0]
+            title = {"other": "speed and other"}.get(group, group)
+            rows.append(f"<tr><th colspan={len(logs) + 1}>{escape(title)}</th></tr>")
         cells = []
         for log in logs:
             pts = log.series.get(key) or []
@@ -165,7 +175,7 @@ def render(logs: Sequence[RunLog], page_dir: Path) -> str:
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(names)}</title>"
         f"<style>{STYLE}</style><script>{SCRIPT}</script></head><body>"
         f"<h1>gantrain: {escape(names)}</h1><p>Written {stamp}; rewritten at every sample "
-        f"grid while training (reload to update).</p><ul>{legend}</ul>"
+        f"grid while training (reload to update).</p><ul class=legend>{legend}</ul>"
         f"<h2>Final values</h2>{_final_table(logs, colors)}"
         f"<h2>Warnings</h2>{_events(logs)}"
         f"<h2>Curves</h2>{_curves(logs, colors)}"
