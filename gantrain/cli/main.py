@@ -20,6 +20,8 @@ examples:
   gantrain train --resume runs/<run>              # continue from the latest checkpoint
   gantrain sample runs/<run> --n 64 --grid grid.png
   gantrain eval runs/<run> --classifier classifiers/digits
+  gantrain report runs/<run>                      # runs/<run>/report.html (also written live)
+  gantrain report runs/a runs/b --out ab.html     # several runs overlaid
   gantrain presets
 
 A run folder's config names the networks it builds; a model given as a file (nets.py:G) is
@@ -71,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--no-ema", dest="ema", action="store_false", help="raw generator weights")
     e.add_argument("--seed", type=int, default=0)
 
+    r = sub.add_parser("report", help="write an HTML report (curves, warnings, sample grids) "
+                       "of one run or several overlaid")
+    r.add_argument("runs", nargs="+", metavar="RUN", help="run folder(s)")
+    r.add_argument("--out", help="the HTML file (default: RUN/report.html for one run, "
+                   "report.html in the current folder for several)")
+
     sub.add_parser("presets", help="list the configs shipped with gantrain")
     return p
 
@@ -81,6 +89,14 @@ def main(argv: list[str] | None = None) -> int:
         args = argparse.Namespace(command="eval train-classifier", rest=argv[2:])
     else:
         args = _parser().parse_args(argv)
+    if args.command == "report":  # needs no MindSpore: answers in a fraction of a second
+        from . import report
+
+        try:
+            return report.run(args)
+        except (ValueError, OSError) as e:
+            print(f"gantrain report: error: {e}", file=sys.stderr)
+            return 2
     from ..config.strict import ConfigError
     from ..engine.checkpoint import CheckpointError
     from ..engine.guard import DivergenceError

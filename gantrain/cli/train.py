@@ -35,8 +35,9 @@ def run(args: argparse.Namespace) -> int:
         prepare_run_dir(run_dir, run.config, overwrite=args.overwrite)
         print(f"run folder: {run_dir}", file=sys.stderr)
     loop = run.train()
+    report = f"; report: {run.report_path}" if run.report_path is not None else ""
     print(f"stopped after {loop.iteration} iterations ({loop.stop_reason}), "
-          f"{loop.elapsed:.1f} s; outputs in {run_dir}")
+          f"{loop.elapsed:.1f} s; outputs in {run_dir}{report}")
     if run.last_report is not None:
         print(f"final evaluation: {run.last_report}")
     return 0

@@ -13,6 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from ..config.builders import lr_schedule_from_config
 from ..config.schema import OptimConfig, RunConfig
 from ..config.strict import to_dict
@@ -42,6 +44,7 @@ class Run:
         self.config, self.dir = copy.deepcopy(config), Path(run_dir)
         runtime.setup(config.device, config.seed)
         self.last_report: Any = None
+        self.report_path: Path | None = None  # report.html, once written
         self.build()
         self.fit_lr_schedules()
         self.writer = JsonlWriter(self.dir / "metrics.jsonl")
@@ -49,7 +52,7 @@ class Run:
         self.guard = DivergenceGuard(self.player_list, self.restore_last, g.every,
                                      g.max_skips, g.lr_factor, g.max_rollbacks, self.writer)
         hooks: list[Hook] = [MetricsLogger(self.writer, every=t.log_every), *self.extra_hooks(),
-                             self.guard, Periodic(self.evaluate, every=t.sample_every),
+                             self.guard, Periodic(self.evaluate_and_report, every=t.sample_every),
                              Periodic(self.save, every=t.checkpoint_every)]
         hooks += self.late_hooks()
         self.loop = Loop(self.schedule, self.source, self.config.seed, hooks, t.progress)
@@ -111,6 +114,26 @@ class Run:
             for player in group:
                 player.set_lr_schedule(schedule)
 
+    def evaluate_and_report(self, loop: Loop) -> None:
+        """The periodic evaluation, then ``report.html`` rewritten to show it."""
+        self.evaluate(loop)
+        self.write_report()
+
+    def write_report(self) -> Path | None:
+        """Rewrite ``report.html`` from the run folder (metrics, sample grids, config).
+
+        It reads the small metrics file and lists the sample grids, so it is cheap at every
+        sample interval. A report that cannot be written (full disk, a bad line we did not
+        foresee) is reported on the terminal and does not stop training.
+        """
+        from ..viz.report import REPORT_FILE, build_report
+
+        try:
+            self.report_path = build_report(self.dir, self.dir / REPORT_FILE)
+        except Exception as e:  # a page must never end a training run
+            tqdm.write(f"gantrain: could not write {self.dir / REPORT_FILE}: {e}")
+        return self.report_path
+
     def save(self, loop: Loop) -> Path:
         state = {"loop": loop.state_dict(), "config": to_dict(self.config),
                  "extra": self.extra_state()}
@@ -140,4 +163,5 @@ class Run:
         t = self.config.train
         self.loop.run(t.steps, t.time_budget)
         self.finish()
+        self.write_report()  # after finish: shows the final grid and the GIF
         return self.loop
