@@ -193,6 +193,7 @@ def test_lazy_r1_and_r2_run_as_their_own_phase_scaled_by_every(penalty, every):
     check(out, bce_d(d_real, d_fake), penalty=0.0)
 
 
+@pytest.mark.slow
 def test_gradient_penalty_with_acgan_adds_weight_gp_and_aux_weight_class_loss():
     gan, G, D = make(loss="hinge", num_classes=K, aux_weight=0.7,
                      penalties=[GradientPenalty(10.0)])

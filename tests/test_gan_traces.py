@@ -18,6 +18,8 @@ traces = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(traces)
 
 
+pytestmark = pytest.mark.slow  # four real seeded runs, ~30 s
+
 @pytest.mark.parametrize("case", ["r2_lazy3", "pack2_gp", "acgan_gp",
                                   "relativistic_diffaugment"])
 def test_seeded_run_reproduces_the_recorded_numbers(case, in_tmp):

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gantrain.cli.main import main
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "models" / "residual_mlp.py"
 
 
+@pytest.mark.slow
 def test_the_example_networks_train_from_their_file(in_tmp, capsys):
     args = ["train", "gan_2d_ring", "--name", "mine",
             "--set", f'generator.model="{EXAMPLE}:Generator"',
