@@ -79,6 +79,7 @@ class TrainConfig:
     checkpoint_every: int = 1000
     keep_checkpoints: int = 3
     progress: bool = True
+    tensorboard: bool = False  # also write TensorBoard event files (gantrain[tensorboard])
 
 
 @dataclass

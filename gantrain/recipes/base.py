@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 
 from ..config.builders import lr_schedule_from_config
 from ..config.schema import OptimConfig, RunConfig
-from ..config.strict import to_dict
+from ..config.strict import ConfigError, to_dict
 from ..engine import checkpoint, runtime
 from ..engine.context import BatchSource
 from ..engine.guard import DivergenceGuard
@@ -25,6 +25,7 @@ from ..engine.hooks import JsonlWriter, MetricsLogger, Periodic
 from ..engine.loop import Hook, Loop
 from ..engine.player import Player
 from ..engine.schedule import Schedule
+from ..engine.tensorboard import RecordWriters, TensorBoardWriter
 
 
 class Run:
@@ -47,8 +48,11 @@ class Run:
         self.report_path: Path | None = None  # report.html, once written
         self.build()
         self.fit_lr_schedules()
-        self.writer = JsonlWriter(self.dir / "metrics.jsonl")
         t, g = self.config.train, self.config.guard
+        self.tensorboard = self._tensorboard() if t.tensorboard else None
+        self.writer = JsonlWriter(self.dir / "metrics.jsonl")
+        if self.tensorboard is not None:
+            self.writer = RecordWriters(self.writer, self.tensorboard)
         self.guard = DivergenceGuard(self.player_list, self.restore_last, g.every,
                                      g.max_skips, g.lr_factor, g.max_rollbacks, self.writer)
         hooks: list[Hook] = [MetricsLogger(self.writer, every=t.log_every), *self.extra_hooks(),
@@ -56,6 +60,12 @@ class Run:
                              Periodic(self.save, every=t.checkpoint_every)]
         hooks += self.late_hooks()
         self.loop = Loop(self.schedule, self.source, self.config.seed, hooks, t.progress)
+
+    def _tensorboard(self) -> TensorBoardWriter:
+        try:
+            return TensorBoardWriter(self.dir / "tensorboard")
+        except ImportError as e:
+            raise ConfigError(str(e)) from None
 
     # -- what a recipe provides ----------------------------------------------------------------
 
@@ -117,6 +127,10 @@ class Run:
     def evaluate_and_report(self, loop: Loop) -> None:
         """The periodic evaluation, then ``report.html`` rewritten to show it."""
         self.evaluate(loop)
+        if self.tensorboard is not None:
+            grid = self.dir / "samples" / f"step_{loop.iteration:06d}.png"
+            if grid.is_file():
+                self.tensorboard.image("samples", grid, loop.iteration)
         self.write_report()
 
     def write_report(self) -> Path | None:
@@ -164,4 +178,6 @@ class Run:
         self.loop.run(t.steps, t.time_budget)
         self.finish()
         self.write_report()  # after finish: shows the final grid and the GIF
+        if self.tensorboard is not None:
+            self.tensorboard.close()
         return self.loop
