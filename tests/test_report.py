@@ -235,3 +235,31 @@ def test_training_writes_the_report_live_and_at_the_end(in_tmp, capsys, monkeypa
     assert counts["D/loss"] == 4 and counts["G/loss"] == 4  # logged at 10, 20, 30, 40
     assert any(s.startswith("eval/") and n == 2 for s, n in counts.items())
     assert [p.name for p in page.parent.iterdir() if p.name.startswith(".")] == []
+
+
+def test_reconstruction_grids_get_their_own_timeline(tmp_path):
+    run = make_run(tmp_path / "ali", grids=(10, 20))
+    for step in (10, 20, 30):
+        Image.new("L", (8, 8), step).save(run / "samples" / f"recon_step_{step:06d}.png")
+    html = build_report(run).read_text()
+    timelines = [json.loads(f.replace("&quot;", '"'))
+                 for f in re.findall(r'data-frames="([^"]+)"', html)]
+    assert [[s for s, _ in t] for t in timelines] == [[10, 20], [10, 20, 30]]
+    assert "reconstructions: rows x, then G(E(x))" in html
+    assert_refs_exist(html, run / "report.html")
+
+
+def test_eval_json_is_shown_beside_its_real_vs_real_baseline(tmp_path):
+    run = make_run(tmp_path / "scored")
+    assert "<h2>Evaluation</h2>" not in build_report(run).read_text()  # no eval.json yet
+    (run / "eval.json").write_text(json.dumps({
+        "samples": 1000, "generated": {"fd": 12.5, "kid": 0.01, "classes": {"kl": 0.2}},
+        "real_vs_real": {"fd": 3.25, "kid": 0.001, "classes": {"kl": 0.01}}}))
+    html = build_report(run).read_text()
+    assert "eval.json (1000 samples)" in html
+    assert "<tr><td>fd</td><td>12.5</td><td>3.25</td></tr>" in html
+    assert "<tr><td>classes kl</td><td>0.2</td><td>0.01</td></tr>" in html
+    (run / "eval.json").write_text(json.dumps({"samples": 2500, "mixture": {
+        "modes": 25, "high_quality": 0.71, "reverse_kl": 0.04}}))
+    html = build_report(run).read_text()
+    assert "<tr><td>modes</td><td>25</td><td>-</td></tr>" in html

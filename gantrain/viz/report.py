@@ -129,20 +129,31 @@ def _final_table(logs: Sequence[RunLog], colors: dict[str, str]) -> str:
     return f"<table><tr><th>metric (last value)</th>{head}</tr>{''.join(rows)}</table>"
 
 
-def _samples(log: RunLog, page_dir: Path, color: str) -> str:
-    """The run's sample grids: a slider over ``samples/step_*.png``, the final grid, the GIF."""
-    folder = log.dir / "samples"
-    steps = sorted((int(m.group(1)), p) for p in folder.glob("step_*.png")
+def _timeline(folder: Path, pattern: str, page_dir: Path, label: str) -> str:
+    """A slider over the grids ``folder/pattern`` (``<prefix>step_NNNNNN.png``)."""
+    steps = sorted((int(m.group(1)), p) for p in folder.glob(pattern)
                    if (m := STEP_RE.search(p.name)))
-    parts = [f"<h3><span class=swatch style='background:{color}'></span>{escape(log.name)}</h3>"]
-    if steps:
-        frames = [[step, _href(p, page_dir)] for step, p in steps]
-        last = len(frames) - 1
-        parts.append(
+    if not steps:
+        return ""
+    frames = [[step, _href(p, page_dir)] for step, p in steps]
+    last = len(frames) - 1
+    return (f"<p>{escape(label)}</p>"
             f"<div class=timeline data-frames=\"{escape(json.dumps(frames))}\">"
             f"<input type=range min=0 max={last} value={last} oninput='gtShow(this)'> "
             f"<span class=step>iteration {frames[-1][0]}</span>"
-            f"<img src=\"{frames[-1][1]}\" alt='samples'></div>")
+            f"<img src=\"{frames[-1][1]}\" alt='{escape(label)}'></div>")
+
+
+def _samples(log: RunLog, page_dir: Path, color: str) -> str:
+    """The run's grids: a slider over ``samples/step_*.png`` (and over ALI's reconstructions
+    ``samples/recon_step_*.png``), the final grid, the GIF."""
+    folder = log.dir / "samples"
+    parts = [f"<h3><span class=swatch style='background:{color}'></span>{escape(log.name)}</h3>"]
+    for pattern, label in (("step_*.png", "samples"),
+                           ("recon_step_*.png", "reconstructions: rows x, then G(E(x))")):
+        timeline = _timeline(folder, pattern, page_dir, label)
+        if timeline:
+            parts.append(timeline)
     for name, caption in (("final.png", "final grid"), ("progress.gif", "progress")):
         if (folder / name).is_file():
             parts.append(f"<p>{caption}</p><img src=\"{_href(folder / name, page_dir)}\" "
@@ -150,6 +161,33 @@ def _samples(log: RunLog, page_dir: Path, color: str) -> str:
     if len(parts) == 1:
         parts.append("<p>No sample grids.</p>")
     return f"<div class=card>{''.join(parts)}</div>"
+
+
+def _evaluation(log: RunLog) -> str:
+    """``eval.json`` (``gantrain eval``): each number beside its real-vs-real baseline."""
+    path = log.dir / "eval.json"
+    try:
+        report = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return ""
+    rows = []
+    if isinstance(report.get("mixture"), dict):
+        rows = [(k, v, None) for k, v in report["mixture"].items()
+                if isinstance(v, (int, float))]
+    generated, baseline = report.get("generated") or {}, report.get("real_vs_real") or {}
+    for key, value in generated.items():
+        if isinstance(value, dict):  # classes, stacked: their numeric entries
+            rows += [(f"{key} {k}", v, (baseline.get(key) or {}).get(k))
+                     for k, v in value.items() if isinstance(v, (int, float))]
+        elif isinstance(value, (int, float)):
+            rows.append((key, value, baseline.get(key)))
+    if not rows:
+        return ""
+    body = "".join(f"<tr><td>{escape(k)}</td><td>{v:.4g}</td><td>"
+                   f"{'-' if b is None else f'{b:.4g}'}</td></tr>" for k, v, b in rows)
+    return (f"<h3>{escape(log.name)}: eval.json ({report.get('samples', '?')} samples)</h3>"
+            f"<table><tr><th>metric</th><th>generated</th><th>real vs real</th></tr>"
+            f"{body}</table>")
 
 
 def _config(log: RunLog) -> str:
@@ -161,6 +199,11 @@ def _config(log: RunLog) -> str:
     text = escape(log.config_text) or "(no config.toml)"
     return (f"<h3>{escape(log.name)}</h3>{resumes}"
             f"<details open><summary>config.toml</summary><pre>{text}</pre></details>")
+
+
+def _evaluations(logs: Sequence[RunLog]) -> str:
+    tables = "".join(_evaluation(log) for log in logs)
+    return f"<h2>Evaluation</h2>{tables}" if tables else ""
 
 
 def render(logs: Sequence[RunLog], page_dir: Path) -> str:
@@ -179,6 +222,7 @@ def render(logs: Sequence[RunLog], page_dir: Path) -> str:
         f"<h2>Final values</h2>{_final_table(logs, colors)}"
         f"<h2>Warnings</h2>{_events(logs)}"
         f"<h2>Curves</h2>{_curves(logs, colors)}"
+        f"{_evaluations(logs)}"
         f"<h2>Samples</h2><div class=runs>"
         f"{''.join(_samples(log, page_dir, colors[log.name]) for log in logs)}</div>"
         f"<h2>Config</h2>{''.join(_config(log) for log in logs)}"
