@@ -5,8 +5,6 @@ The only place where config strings become types; everything past here takes obj
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..blocks.penalties import ClipWeights
 from ..engine.optim import SGD, Adam, CosineDecay, LinearDecay, LRSchedule, Optimizer, RMSProp
 from ..engine.player import PostUpdate
@@ -61,12 +59,6 @@ def transforms_from_config(c: OptimConfig, seed: int) -> list[GradientTransform]
     if c.grad_noise is not None:
         out.append(GaussianNoise(eta=c.grad_noise, seed=seed))
     return out
-
-
-def player_options(c: OptimConfig, where: str, seed: int) -> dict[str, Any]:
-    """Everything ``[where]`` sets on a Player: ``Player(name, nets, loss, **options)``."""
-    return {"optimizer": optimizer_from_config(c, where),
-            "transforms": transforms_from_config(c, seed), "accumulate": c.accumulate}
 
 
 def weight_clip(limit: float | None) -> list[PostUpdate]:
