@@ -4,6 +4,7 @@ then metrics of a trained run beside the real-vs-real baseline; 2D runs get mode
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -114,6 +115,14 @@ def test_periodic_quality_and_best_checkpoint(in_tmp, classifier):
     rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     quality = [r for r in rows if r.get("kind") == "quality"]
     assert [r["iteration"] for r in quality] == [2, 4]
+    # the real-vs-real baseline, once, at the start, on as many real images as are generated
+    baseline = [r for r in rows if r.get("kind") == "quality_baseline"]
+    assert [r["iteration"] for r in baseline] == [0]
+    assert 0 < baseline[0]["fd"] < min(r["fd"] for r in quality)
+    assert 0 <= baseline[0]["precision"] <= 1
+    html = (run / "report.html").read_text()
+    fd_chart = re.search(r'<svg(?:(?!</svg>).)*data-series="fd".*?</svg>', html).group(0)
+    assert fd_chart.count('class="ref"') == 1 and "real vs real" in fd_chart
     best_fd = min(r["fd"] for r in quality)
     best = run / "checkpoints" / "best"
     assert f"fd = {best_fd}" in (best / "BEST").read_text()

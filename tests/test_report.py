@@ -17,6 +17,7 @@ from PIL import Image
 
 from gantrain.cli.main import main
 from gantrain.viz import report as report_mod
+from gantrain.viz import svg
 from gantrain.viz.report import build_report
 from gantrain.viz.runlog import load_run, read_records
 
@@ -137,6 +138,38 @@ def test_long_series_get_a_smoothed_line(tmp_path):
     assert polylines(html) == [("D/loss", "long", "#1f77b4", 60)]
     assert polylines(html, "smooth") == [("D/loss", "long", "#1f77b4", 60)]
     assert "No sample grids." in html
+
+
+def test_a_very_long_series_is_thinned_keeping_its_extremes(tmp_path):
+    n = 20_000
+    lines = [{"iteration": i, "D/loss": 1.0 + (i % 10) / 100} for i in range(1, n + 1)]
+    lines[12_345]["D/loss"] = 50.0  # one spike among twenty thousand points
+    lines[777]["D/loss"] = -3.0
+    html = build_report(make_run(tmp_path / "long", lines, tail="", grids=())).read_text()
+    (_, _, _, raw), = polylines(html)
+    (_, _, _, smooth), = polylines(html, "smooth")
+    assert raw <= svg.MAX_POINTS and smooth <= svg.MAX_POINTS + 1
+    assert len(html) < 100_000
+    # the spike and the dip are still drawn: the chart's y range and a point at each
+    points = svg.thin([(r["iteration"], r["D/loss"]) for r in lines])
+    assert (12_346, 50.0) in points and (778, -3.0) in points
+    assert [x for x, _ in points] == sorted(x for x, _ in points)
+    assert points[0][0] == 1 and points[-1][0] == n  # the line spans the whole run
+
+
+def test_a_quality_baseline_is_a_reference_line_on_its_chart(tmp_path):
+    lines = LINES + [{"iteration": 0, "kind": "quality_baseline", "fd": 3.0, "kid": 0.001,
+                      "precision": 0.7}]
+    run = make_run(tmp_path / "q", lines, tail="")
+    log = load_run(run)
+    assert log.baselines == {("quality", "fd"): 3.0, ("quality", "kid"): 0.001,
+                             ("quality", "precision"): 0.7}
+    assert ("quality", "precision") not in log.series  # a baseline alone is not a curve
+    html = build_report(run).read_text()
+    charts = dict(re.findall(r'<text x="52" y="14" class="title">([^<]+)</text>(.*?)</svg>',
+                             html))
+    assert charts["fd"].count('class="ref"') == 1 and charts["kid"].count('class="ref"') == 1
+    assert 'class="ref"' not in charts["kid_std"] and 'class="ref"' not in charts["D/loss"]
 
 
 @pytest.mark.parametrize("content", ["", '{"iteration": 5, "D/lo'])

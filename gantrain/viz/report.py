@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .runlog import RunLog, SeriesKey, load_run
-from .svg import PALETTE, Line, Marker, line_chart
+from .svg import PALETTE, Line, Marker, Reference, line_chart
 
 REPORT_FILE = "report.html"
 STEP_RE = re.compile(r"step_(\d+)\.png$")
@@ -36,6 +36,7 @@ h2{border-bottom:1px solid #ccc;margin-top:1.6em}
 .chart .empty{font-size:11px;text-anchor:middle;fill:#999}
 .chart polyline{fill:none}.chart .raw{stroke-width:1;opacity:.55}
 .chart .smooth{stroke-width:2.2}.chart .marker{stroke-dasharray:3 3;stroke-width:1.2}
+.chart .ref{stroke-dasharray:6 3;stroke-width:1.2}
 .legend{position:sticky;top:0;background:#fffe;z-index:1;list-style:none;padding:4px}
 .swatch{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 8px;text-align:right}
@@ -90,8 +91,12 @@ def _curves(logs: Sequence[RunLog], colors: dict[str, str]) -> str:
                                   colors[log.name] if len(logs) > 1 else "#e08000")
                            for log in logs for e in log.events
                            if isinstance(e.get("iteration"), (int, float))]
+            refs = [Reference(log.baselines[key], f"{log.name}: real vs real" if len(logs) > 1
+                              else "real vs real", colors[log.name] if len(logs) > 1 else "#555")
+                    for log in logs if key in log.baselines]
             longest = max((len(line.points) for line in lines), default=0)
-            charts.append(line_chart(key[1], lines, x_range, markers, _smoothing(longest)))
+            charts.append(line_chart(key[1], lines, x_range, markers, _smoothing(longest),
+                                     refs=refs))
         title = {"other": "speed and other"}.get(group, group)
         parts.append(f"<h3>{escape(title)}</h3><div class=charts>{''.join(charts)}</div>")
     return "".join(parts) or "<p>No scalars logged yet.</p>"

@@ -19,6 +19,9 @@ CONFIG_FILE = "config.toml"
 NOT_SERIES = {"iteration", "elapsed"}
 # record kinds that are events, not scalars over time
 EVENT_KINDS = {"warning", "resume", "rollback"}
+# a record of this kind holds the real-vs-real value of the metrics logged under QUALITY_KIND
+BASELINE_KIND, QUALITY_KIND = "quality_baseline", "quality"
+NUMERIC = {int, float, type(None)}  # not bool: True is no point on a curve
 SeriesKey = tuple[str, str]  # (group, key), e.g. ("D", "D/loss"), ("quality", "fd")
 
 
@@ -29,7 +32,8 @@ class RunLog:
     ``series`` maps (group, key) to (iteration, value) points sorted by iteration, one per
     iteration (a resumed run that logs an iteration again keeps the later value) and only
     finite values. ``events`` are the warning and rollback records, ``resumes`` the resume
-    records, in file order.
+    records, in file order. ``baselines`` maps a series to its real-vs-real value (the last
+    ``quality_baseline`` record's), drawn as a reference line on that series' chart.
     """
 
     dir: Path
@@ -38,6 +42,7 @@ class RunLog:
     series: dict[SeriesKey, list[tuple[int, float]]] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
     resumes: list[dict[str, Any]] = field(default_factory=list)
+    baselines: dict[SeriesKey, float] = field(default_factory=dict)
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
@@ -94,6 +99,7 @@ def load_run(run_dir: str | Path) -> RunLog:
     points: dict[SeriesKey, dict[int, float]] = {}
     periodic: list[SeriesKey] = []
     kinded: list[SeriesKey] = []
+    keys: dict[tuple[str, Any], SeriesKey] = {}
     for record in read_records(run_dir / METRICS_FILE):
         kind = record.get("kind")
         if kind == "resume":
@@ -102,22 +108,28 @@ def load_run(run_dir: str | Path) -> RunLog:
         if kind in EVENT_KINDS:
             log.events.append(record)
             continue
+        if kind == BASELINE_KIND:
+            for key, value in record.items():
+                if key not in NOT_SERIES and (v := _number(value)) is not None:
+                    log.baselines[(group_of(key, QUALITY_KIND), key)] = v
+            continue
         iteration = _number(record.get("iteration"))
         if iteration is None:
             continue
+        it = int(iteration)
         for key, value in record.items():
-            numeric = value is None or _number(value) is not None or isinstance(value, float)
-            if key in NOT_SERIES or key == "kind" or isinstance(value, bool) or not numeric:
+            # numbers are curves; null is how JsonlWriter logs NaN/inf: a gap in the curve
+            if key in NOT_SERIES or key == "kind" or value.__class__ not in NUMERIC:
                 continue
-            skey = (group_of(key, kind), key)
-            if skey not in points:
+            skey = keys.get((key, kind))
+            if skey is None:
+                skey = keys[(key, kind)] = (group_of(key, kind), key)
                 points[skey] = {}
                 (kinded if kind else periodic).append(skey)
-            v = _number(value)  # None for null (NaN/inf as the writer logs them), NaN, inf
-            if v is None:
-                points[skey].pop(int(iteration), None)
+            if value is None or not math.isfinite(value):
+                points[skey].pop(it, None)
             else:
-                points[skey][int(iteration)] = v
+                points[skey][it] = float(value)
     # player curves first (in logged order, 'other' last), then eval/quality/episodes
     order = ([k for k in periodic if k[0] != "other"] + [k for k in periodic if k[0] == "other"]
              + kinded)

@@ -1,9 +1,12 @@
 """A tiny line-chart drawer that writes inline SVG text (no plotting dependency, no network).
 
 One chart: a frame, a few tick labels on each axis, one thin polyline per series, optionally
-its moving average as a second, bolder line in the same colour, and dashed vertical markers
-(e.g. warnings). Each polyline carries ``data-series`` and ``data-run`` attributes and a class
-(``raw`` or ``smooth``) so a page, or a test, can find it.
+its moving average as a second, bolder line in the same colour, dashed vertical markers
+(e.g. warnings) and dashed horizontal reference lines (e.g. a real-vs-real baseline). A long
+series is thinned to at most ``MAX_POINTS`` per line, keeping each bucket's lowest and highest
+value, so a spike survives and a million-iteration run still gives a page of a few hundred kB.
+Each polyline carries ``data-series`` and ``data-run`` attributes and a class (``raw`` or
+``smooth``) so a page, or a test, can find it.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
+
+import numpy as np
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
            "#17becf", "#7f7f7f", "#bcbd22"]
@@ -24,6 +29,18 @@ class Line:
     label: str
     points: Sequence[tuple[float, float]]
     color: str
+
+
+@dataclass
+class Reference:
+    """A dashed horizontal line at ``y`` across the chart; ``label`` is shown on hover."""
+
+    y: float
+    label: str
+    color: str = "#555"
+
+
+MAX_POINTS = 800
 
 
 @dataclass
@@ -63,29 +80,55 @@ def fmt(value: float) -> str:
 
 def moving_average(ys: Sequence[float], window: int) -> list[float]:
     """Trailing mean over ``window`` values (shorter at the start), same length as ``ys``."""
-    out, total = [], 0.0
-    for i, y in enumerate(ys):
-        total += y
-        if i >= window:
-            total -= ys[i - window]
-        out.append(total / min(i + 1, window))
-    return out
+    y = np.asarray(ys, dtype=np.float64)
+    total = np.cumsum(y)
+    total[window:] -= total[:-window].copy()
+    return (total / np.minimum(np.arange(1, len(y) + 1), window)).tolist()
+
+
+def thin(points: Sequence[tuple[float, float]], max_points: int = MAX_POINTS
+         ) -> list[tuple[float, float]]:
+    """At most ``max_points`` of ``points`` (x ascending): the first and the last, and of
+    ``(max_points - 2) // 2`` runs of consecutive points each run's lowest and highest, in x
+    order.
+
+    Unlike taking every k-th point, this keeps every extreme (a loss spike, a collapse), which
+    is what a user looks for in a long curve.
+    """
+    n = len(points)
+    if n <= max_points:
+        return list(points)
+    ys = np.asarray([y for _, y in points], dtype=np.float64)
+    buckets = max((max_points - 2) // 2, 1)
+    starts = np.arange(buckets) * n // buckets
+    ends = np.append(starts[1:], n)
+    # index of each bucket's min and max: argmin/argmax over a padded (buckets, width) view
+    width = int((ends - starts).max())
+    cols = starts[:, None] + np.arange(width)[None, :]
+    valid = cols < ends[:, None]
+    cols = np.minimum(cols, n - 1)
+    lo = np.where(valid, ys[cols], np.inf).argmin(axis=1)
+    hi = np.where(valid, ys[cols], -np.inf).argmax(axis=1)
+    keep = np.unique(np.concatenate([[0, n - 1], starts + lo, starts + hi]))
+    return [points[i] for i in keep]
 
 
 def line_chart(title: str, lines: Sequence[Line], x_range: tuple[float, float],
                markers: Sequence[Marker] = (), smooth: int = 0, width: int = 340,
-               height: int = 190) -> str:
+               height: int = 190, refs: Sequence[Reference] = (),
+               max_points: int = MAX_POINTS) -> str:
     """An ``<svg>`` element plotting ``lines`` over the shared ``x_range``.
 
     ``smooth`` > 1 adds each line's moving average over that many points (for lines long
-    enough to need it). The y range covers every finite value of every line.
+    enough to need it), computed on the whole series before thinning to ``max_points``. The
+    y range covers every finite value of every line and every reference line.
     """
     left, right, top, bottom = 52, 10, 22, 28
     pw, ph = width - left - right, height - top - bottom
     x0, x1 = x_range
     if x1 <= x0:
         x0, x1 = x0 - 0.5, x0 + 0.5
-    ys = [y for line in lines for _, y in line.points]
+    ys = [y for line in lines for _, y in line.points] + [r.y for r in refs]
     y0, y1 = (min(ys), max(ys)) if ys else (0.0, 1.0)
     if y1 <= y0:
         pad = abs(y0) * 0.1 or 1.0
@@ -114,9 +157,12 @@ def line_chart(title: str, lines: Sequence[Line], x_range: tuple[float, float],
             out.append(f'<line x1="{px(m.x):.1f}" x2="{px(m.x):.1f}" y1="{top}" '
                        f'y2="{top + ph}" class="marker" stroke="{m.color}">'
                        f'<title>{escape(m.label)}</title></line>')
+    for r in refs:
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{py(r.y):.1f}" y2="{py(r.y):.1f}" '
+                   f'class="ref" stroke="{r.color}"><title>{escape(r.label)}</title></line>')
     for line in lines:
         attrs = f'data-series="{escape(title)}" data-run="{escape(line.label)}"'
-        pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in line.points)
+        pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in thin(line.points, max_points))
         out.append(f'<polyline class="raw" {attrs} stroke="{line.color}" points="{pts}">'
                    f'<title>{escape(line.label)}</title></polyline>')
         if len(line.points) == 1:
@@ -125,7 +171,10 @@ def line_chart(title: str, lines: Sequence[Line], x_range: tuple[float, float],
                        f'fill="{line.color}"/>')
         if smooth > 1 and len(line.points) >= 2 * smooth:
             avg = moving_average([y for _, y in line.points], smooth)
-            pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for (x, _), y in zip(line.points, avg))
+            every = max(1, -(-len(avg) // max_points))  # a moving average has no spikes
+            kept = list(zip(line.points, avg))
+            kept = kept[::every] + ([kept[-1]] if (len(kept) - 1) % every else [])
+            pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for (x, _), y in kept)
             out.append(f'<polyline class="smooth" {attrs} stroke="{line.color}" '
                        f'points="{pts}"/>')
     if not ys:
