@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import mindspore as ms
 import numpy as np
@@ -368,3 +369,19 @@ def test_same_seeds_train_bit_identically():  # item 20
     assert trace_a == trace_b and len(set(trace_a)) > 1
     for a, b in zip(weights_a, weights_b):
         assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.slow  # four fresh interpreters, ~30 s
+def test_inter_op_one_changes_the_kernels_arithmetic():  # item 26
+    """Why runtime.setup keeps the default inter-op setting: under it, results do not depend on
+    the thread count; with one inter-op worker and two threads they do. When this fails,
+    MindSpore changed and ``inter_op_parallel_num = 1`` (x1.09 idle) can be reconsidered."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    try:
+        from interop_determinism import gradient_hash
+    finally:
+        sys.path.pop(0)
+    one_thread = gradient_hash(1, 0, 5)
+    assert gradient_hash(1, 1, 5) == one_thread
+    assert gradient_hash(2, 0, 5) == one_thread
+    assert gradient_hash(2, 1, 5) != one_thread
