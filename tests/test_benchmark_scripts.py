@@ -16,10 +16,21 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 def test_benchmark_2d_reports_modes(in_tmp):
     out = subprocess.run(
         [sys.executable, str(SCRIPTS / "benchmark_2d.py"), "--presets", "gan_2d_ring",
-         "--set", "train.steps=30", "--set", "train.sample_every=30", "--out", "r.json"],
+         "--seeds", "0", "1", "--set", "train.steps=30", "--set", "train.sample_every=30",
+         "--set", "train.checkpoint_every=30", "--drs", "80", "--out", "r.json"],
         cwd=in_tmp, capture_output=True, text=True, timeout=600,
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    (row,) = json.loads((in_tmp / "r.json").read_text())
-    assert row["total_modes"] == 8 and 0 <= row["high_quality"] <= 1 and row["steps"] == 30
-    assert "published" in out.stdout
+    result = json.loads((in_tmp / "r.json").read_text())
+    runs = result["runs"]
+    assert [(r["seed"], r["sampler"]) for r in runs] == [(0, "plain"), (0, "drs80"),
+                                                         (1, "plain"), (1, "drs80")]
+    for row in runs:
+        assert row["total_modes"] == 8 and 0 <= row["high_quality"] <= 1
+        assert row["steps"] == 30 and row["samples"] == 2500
+    plain, drs = result["summary"]
+    assert (plain["sampler"], drs["sampler"], plain["seeds"]) == ("plain", "drs80", [0, 1])
+    hq = [r["high_quality"] for r in runs if r["sampler"] == "plain"]
+    assert plain["high_quality"]["mean"] == pytest.approx(sum(hq) / 2)
+    assert plain["high_quality"]["worst"] == min(hq)
+    assert "| gan_2d_ring | drs80 | 2 |" in out.stdout and "published" in out.stdout

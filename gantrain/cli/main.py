@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="gan, ali: resample noise entries with |z| above this")
     s.add_argument("--interpolate", type=int, metavar="STEPS",
                    help="gan, ali: rows of STEPS images along slerp paths between latents")
+    s.add_argument("--drs", type=float, metavar="PERCENTILE",
+                   help="gan: discriminator rejection sampling (Azadi et al. 2019) with the "
+                   "trained D; gamma at this percentile of F, e.g. 80 (higher keeps fewer)")
     s.add_argument("--input", metavar="FOLDER",
                    help="cyclegan: translate the images in FOLDER (default: test images)")
     s.add_argument("--direction", choices=("AB", "BA"),

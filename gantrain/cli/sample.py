@@ -7,7 +7,8 @@ import argparse
 
 FLAGS = {"n": "--n", "seed": "--seed", "ema": "--no-ema", "out": "--out", "grid": "--grid",
          "out_dir": "--out-dir", "label": "--class", "truncation": "--truncation",
-         "interpolate": "--interpolate", "input": "--input", "direction": "--direction"}
+         "interpolate": "--interpolate", "input": "--input", "direction": "--direction",
+         "drs": "--drs"}
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
 """``gantrain sample`` and ``gantrain eval`` for GAN runs: the trained generator (EMA weights
-by default) and what it draws from plain or truncated noise, interpolations or one class."""
+by default) and what it draws from plain or truncated noise, interpolations or one class, or,
+with ``--drs``, through discriminator rejection sampling with the trained D."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from ...blocks import latents
+from ...blocks.rejection import rejection_sample
 from ...config.imports import build_cell
+from ...config.strict import ConfigError
 from ...engine.sampling import Sampler
 from ..sampling import Drawn, SampleOptions, load_player_nets
 from .config import GANConfig
@@ -21,6 +24,20 @@ class GANSampleOptions(SampleOptions):
     label: int | None = None  # one class of a conditional generator
     truncation: float | None = None  # resample noise entries with |z| above this
     interpolate: int | None = None  # rows of this many images along slerp paths
+    drs: float | None = None  # discriminator rejection sampling at this percentile of F
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.drs is not None and not 0 <= self.drs <= 100:
+            raise ConfigError(f"--drs is a percentile in [0, 100], got {self.drs}")
+        if self.drs is not None and self.interpolate:
+            raise ConfigError("--drs rejects samples, so it cannot keep interpolation paths; "
+                              "use one of --drs, --interpolate")
+
+
+# losses whose optimal D logit is log p_data / p_g, which DRS relies on (Azadi et al. 2019)
+DENSITY_RATIO_LOSSES = ("nonsaturating", "minimax")
+PARTNERS = 8  # packs a sample is scored in, each with other random samples, when D packs
 
 
 def load_generator(ckpt: Path, config: GANConfig, ema: bool = True) -> Sampler:
@@ -30,9 +47,67 @@ def load_generator(ckpt: Path, config: GANConfig, ema: bool = True) -> Sampler:
     return Sampler(G, config.gan.num_classes > 0)
 
 
+def load_critic(ckpt: Path, config: GANConfig, rng: np.random.Generator):
+    """``x -> logits (N,)``: the run's D in eval mode.
+
+    A PacGAN D judges packs of m samples; its logit is then the sum of the m samples' log
+    ratios (at the optimum), so a sample's score is its pack logit averaged over
+    ``PARTNERS`` packs with random other samples of the same batch: the partners add the
+    same constant in expectation, which DRS's maximum cancels.
+    """
+    from mindspore import Tensor
+
+    from .wrappers import packed
+
+    D = build_cell(config.discriminator.model, config.discriminator.args, "discriminator")
+    load_player_nets(ckpt, "D", {"D": D})
+    D.set_train(False)
+    m = config.gan.pack
+    view = packed(D, m)
+
+    def score(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float32)
+        if m == 1:
+            return np.asarray(view(Tensor(x)).asnumpy(), dtype=np.float64).reshape(-1)
+        n = len(x)
+        total = np.zeros(n)
+        for _ in range(PARTNERS):
+            others = rng.integers(0, n, size=(n, m - 1))
+            packs = np.concatenate([x[:, None], x[others]], axis=1)  # (n, m, ...)
+            out = view(Tensor(packs.reshape((n * m,) + x.shape[1:]))).asnumpy()
+            total += np.asarray(out, dtype=np.float64).reshape(-1)
+        return total / PARTNERS
+
+    return score
+
+
+def drs_samples(ckpt: Path, config: GANConfig, options: GANSampleOptions, generate,
+                rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """``options.n`` samples kept by discriminator rejection sampling, and the share kept."""
+    if config.gan.num_classes > 0:
+        raise ConfigError("--drs is for unconditional GAN runs; this run is class-conditional")
+    if config.gan.loss not in DENSITY_RATIO_LOSSES:
+        raise ConfigError(f"--drs needs a D whose logit estimates log p_data/p_g (gan.loss "
+                          f"{' or '.join(DENSITY_RATIO_LOSSES)}); this run used "
+                          f"{config.gan.loss!r}")
+    score = load_critic(ckpt, config, rng)
+
+    def draw(k: int) -> np.ndarray:
+        z = latents.draw(rng, k, config.gan.z_dim, options.truncation, None)
+        return generate(z, latents.labels(rng, k, 0, None))
+
+    return rejection_sample(draw, score, options.n, rng, percentile=options.drs)
+
+
 def sample(ckpt: Path, config: GANConfig, options: GANSampleOptions) -> Drawn:
     generate = load_generator(ckpt, config, options.ema)
     rng = np.random.default_rng(options.seed)
+    if options.drs is not None:
+        samples, kept = drs_samples(ckpt, config, options, generate, rng)
+        images = samples if samples.ndim == 4 else None
+        return Drawn(samples, f"{len(samples)} samples of shape {samples.shape[1:]} kept by "
+                     f"discriminator rejection sampling ({100 * kept:.1f}% of candidates, "
+                     f"percentile {options.drs:g})", images)
     z = latents.draw(rng, options.n, config.gan.z_dim, options.truncation, options.interpolate)
     y = latents.labels(rng, len(z), config.gan.num_classes, options.label)
     samples = generate(z, y)
