@@ -6,13 +6,15 @@ FIDInceptionA/C/E_1/E_2 patches over torchvision's Inception3); its weight downl
 (``load_state_dict_from_url``) is replaced by a state dict of random weights, which is then
 converted with ``gantrain eval convert-weights`` exactly as the real file would be.
 
-How to run (the dev venv has no torch; torch must not go there):
+How to run (.ci/run does this after the suite; keep torch out of a shared dev venv):
 
-    python3 -m venv /path/venv-torch
-    /path/venv-torch/bin/pip install torch==2.13.0 "mindspore==2.10.0" "numpy<2" pillow tqdm \
+    python3 -m venv venv-torch
+    venv-torch/bin/pip install "torch==2.13.0+cpu" "mindspore==2.10.0" "numpy<2" pillow tqdm \
         pytest scipy
-    /path/venv-torch/bin/pip install --no-deps torchvision==0.28.0 pytorch-fid==0.3.0
-    PYTHONPATH=. /path/venv-torch/bin/python -m pytest -q tests/test_inception_reference.py
+    venv-torch/bin/pip install --no-deps torchvision==0.28.0 pytorch-fid==0.3.0
+    PYTHONPATH=. venv-torch/bin/python -m pytest -q tests/test_inception_reference.py
+
+``+cpu`` matters: a plain ``torch`` requirement resolves to the registry's CUDA build (GBs).
 
 Why ``--no-deps`` and :func:`_import_torchvision`: the registry's torchvision wheels are CUDA
 builds. Next to the CPU torch wheel their compiled extension ``_C.so`` does not load, and
