@@ -14,7 +14,12 @@ import pytest
 from gantrain.cli.main import main
 from gantrain.config import ConfigError
 from gantrain.metrics.classes import inception_score as whole_set_is
-from gantrain.metrics.inception.preprocess import bilinear_matrix, describe, quantize
+from gantrain.metrics.inception.preprocess import (
+    bilinear_matrix,
+    describe,
+    pil_bicubic,
+    quantize,
+)
 from gantrain.metrics.inception.score import inception_score
 from gantrain.metrics.inception.stats import load_stats, make_stats, save_stats
 from gantrain.metrics.inception.weights import (
@@ -66,6 +71,18 @@ def test_bilinear_matrix_is_torch_half_pixel_interpolation():
     r = bilinear_matrix(2, 4)  # sources -0.25 (clamped), 0.25, 0.75, 1.25 (clamped at edge)
     np.testing.assert_allclose(r, [[1, 0], [0.75, 0.25], [0.25, 0.75], [0, 1]])
     np.testing.assert_allclose(bilinear_matrix(32).sum(1), 1.0, rtol=1e-6)
+
+
+def test_pil_bicubic_is_an_antialiased_resize_to_299():
+    flat = np.full((1, 3, 32, 32), 77, np.uint8)
+    np.testing.assert_allclose(pil_bicubic(flat), 77.0, atol=1e-3)  # constants stay constant
+    ramp = np.tile(np.linspace(0, 255, 400).astype(np.uint8), (1, 3, 400, 1))
+    out = pil_bicubic(ramp)
+    assert out.shape == (1, 3, 299, 299) and out.min() >= 0 and out.max() <= 255
+    # antialiased: a 1-pixel checkerboard downsampled averages to grey instead of aliasing
+    checker = ((np.indices((400, 400)).sum(0) % 2) * 255).astype(np.uint8)
+    grey = pil_bicubic(np.broadcast_to(checker, (1, 3, 400, 400)))
+    assert abs(grey[0, 0, 50:250, 50:250].mean() - 127.5) < 3 and grey[0, 0].std() < 30
 
 
 def _torch_named(net: FIDInceptionV3) -> dict[str, np.ndarray]:

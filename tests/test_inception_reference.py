@@ -11,7 +11,7 @@ How to run (.ci/run does this after the suite; keep torch out of a shared dev ve
     python3 -m venv venv-torch
     venv-torch/bin/pip install "torch==2.13.0+cpu" "mindspore==2.10.0" "numpy<2" pillow tqdm \
         pytest scipy
-    venv-torch/bin/pip install --no-deps torchvision==0.28.0 pytorch-fid==0.3.0
+    venv-torch/bin/pip install --no-deps torchvision==0.28.0 pytorch-fid==0.3.0 clean-fid==0.1.35
     PYTHONPATH=. venv-torch/bin/python -m pytest -q tests/test_inception_reference.py
 
 ``+cpu`` matters: a plain ``torch`` requirement resolves to the registry's CUDA build (GBs).
@@ -60,6 +60,7 @@ fid_score = pytest.importorskip("pytorch_fid.fid_score")
 from gantrain.cli.main import main  # noqa: E402
 from gantrain.metrics.frechet import frechet_distance, frechet_from_stats  # noqa: E402
 from gantrain.metrics.inception.extractor import InceptionExtractor  # noqa: E402
+from gantrain.metrics.inception.preprocess import pil_bicubic  # noqa: E402
 from gantrain.metrics.inception.weights import load_inception, sha256_file  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -175,3 +176,11 @@ def test_fid_matches_pytorch_fid(nets):
     stats = [(v.mean(0), np.cov(v, rowvar=False)) for v in (x, y)]
     expected = fid_score.calculate_frechet_distance(*stats[0], *stats[1])
     assert frechet_from_stats(*stats[0], *stats[1]) == pytest.approx(expected, rel=1e-9)
+
+
+def test_pil_bicubic_is_clean_fids_resize():
+    """``--resize pil-bicubic`` is clean-fid's "clean" resizer (optional: clean-fid, no deps)."""
+    resize = pytest.importorskip("cleanfid.resize").build_resizer("clean")
+    x = _images(np.random.default_rng(4), 2, 3, 32, 40)
+    expected = np.stack([resize(img.transpose(1, 2, 0)).transpose(2, 0, 1) for img in x])
+    np.testing.assert_array_equal(pil_bicubic(x), expected)

@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--n", type=int, default=10000, help="generated samples (default: 10000)")
     e.add_argument("--metrics", default="fd,kid,prdc,classes",
                    help="comma-separated: fd, kid, prdc, classes, stacked (default: all but "
-                        "stacked)")
+                        "stacked); inception: fid, is, kid, prdc (default: all)")
     e.add_argument("--no-ema", dest="ema", action="store_false", help="raw generator weights")
     e.add_argument("--seed", type=int, default=0)
 

@@ -50,13 +50,19 @@ class InceptionExtractor:
             return pil_bicubic(x)
         return x.astype(np.float32)
 
-    def __call__(self, images: np.ndarray, desc: str = "inception") -> tuple[np.ndarray,
-                                                                             np.ndarray]:
+    def progress_bar(self, total: int, desc: str) -> tqdm:
+        """A bar in images (tqdm shows images/s) to pass to several calls."""
+        return tqdm(total=total, desc=desc, unit="img", disable=not self.progress, leave=False)
+
+    def __call__(self, images: np.ndarray, desc: str = "inception",
+                 bar: tqdm | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Features of ``images``; progress goes to ``bar`` when given (left open)."""
         n = len(images)
         feats = np.empty((n, 2048))
         logits = np.empty((n, 1008))
         rows = cols = None
-        bar = tqdm(total=n, desc=desc, unit="img", disable=not self.progress, leave=False)
+        own = bar is None
+        bar = self.progress_bar(n, desc) if own else bar
         for start in range(0, n, self.batch):
             x = self._prepare(images[start:start + self.batch])
             if rows is None:  # identity when already 299 (and after pil-bicubic)
@@ -69,5 +75,6 @@ class InceptionExtractor:
             feats[start:start + m] = f.asnumpy()[:m]
             logits[start:start + m] = z.asnumpy()[:m]
             bar.update(m)
-        bar.close()
+        if own:
+            bar.close()
         return feats, logits

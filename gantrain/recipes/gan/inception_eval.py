@@ -78,6 +78,26 @@ def dataset_stats(data: str, weights: str | Path, out: str | Path, reader: str |
     return stats
 
 
+def _generated_features(ckpt: Path, config: GANConfig, extractor: InceptionExtractor, n: int,
+                        ema: bool, seed: int, chunk: int = 1000) -> np.ndarray:
+    """pool3 features of ``n`` samples, generated ``chunk`` at a time so that only features,
+    not 50k full-size images, are held in memory."""
+    generate = load_generator(ckpt, config, ema)
+    rng = np.random.default_rng(seed)
+    z = latents.normal(rng, n, config.gan.z_dim)
+    y = latents.labels(rng, n, config.gan.num_classes)
+    feats = []
+    with extractor.progress_bar(n, "generated") as bar:
+        for start in range(0, n, chunk):
+            fake = generate(z[start:start + chunk],
+                            None if y is None else y[start:start + chunk])
+            if fake.ndim != 4:
+                raise ConfigError(f"Inception metrics need image samples, this generator "
+                                  f"makes shape {fake.shape[1:]}")
+            feats.append(extractor(fake, bar=bar)[0])
+    return np.concatenate(feats)
+
+
 def evaluate_run_inception(ckpt: Path, config: GANConfig, out: Path, weights: str | Path,
                            n: int = 10000, ref: str | Path | None = None,
                            resize: str = preprocess.DEFAULT_RESIZE, batch: int = 50,
@@ -105,14 +125,7 @@ def evaluate_run_inception(ckpt: Path, config: GANConfig, out: Path, weights: st
         x = x[np.sort(np.random.default_rng(seed).permutation(len(x))[:n])]
         real = make_stats(extractor(x, desc="real")[0], info.source_sha256,
                           config.data.dataset, prep, keep=len(x))
-    generate = load_generator(ckpt, config, ema)
-    rng = np.random.default_rng(seed)
-    fake = generate(latents.normal(rng, n, config.gan.z_dim),
-                    latents.labels(rng, n, config.gan.num_classes))
-    if fake.ndim != 4:
-        raise ConfigError(f"Inception metrics need image samples, this generator makes shape "
-                          f"{fake.shape[1:]}")
-    pool3, _ = extractor(fake, desc="generated")
+    pool3 = _generated_features(ckpt, config, extractor, n, ema, seed)
     report: dict[str, Any] = {
         "features": "inception", "samples": n, "weights": info.as_dict(),
         "preprocessing": prep,
