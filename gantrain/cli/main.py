@@ -10,6 +10,7 @@ import argparse
 import sys
 
 DEFAULT_PRESET = "dcgan_digits"
+EVAL_COMMANDS = ("train-classifier", "stats", "convert-weights")  # parsed by cli/evaluate.py
 DESCRIPTION = """\
 Train GANs and other multi-model setups on MindSpore: players with their own compiled steps,
 an alternating schedule, exact resume. Runs are written under runs/ in the current folder."""
@@ -20,6 +21,7 @@ examples:
   gantrain train --resume runs/<run>              # continue from the latest checkpoint
   gantrain sample runs/<run> --n 64 --grid grid.png
   gantrain eval runs/<run> --classifier classifiers/digits
+  gantrain eval runs/<run> --features inception --weights pt_inception-2015-12-05-6726825d.pth
   gantrain report runs/<run>                      # runs/<run>/report.html (also written live)
   gantrain report runs/a runs/b --out ab.html     # several runs overlaid
   gantrain presets
@@ -66,13 +68,23 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--direction", choices=("AB", "BA"),
                    help="cyclegan: translate A -> B (default) or B -> A")
 
-    e = sub.add_parser("eval", help="score a trained GAN run (also: eval train-classifier)")
+    e = sub.add_parser("eval", help="score a trained GAN run (also: eval train-classifier, "
+                       "eval stats, eval convert-weights)")
     e.add_argument("run", help="run folder or checkpoint folder")
     e.add_argument("--classifier", help="trained classifier folder (from eval train-classifier)")
+    e.add_argument("--features", choices=("classifier", "inception"), default="classifier",
+                   help="classifier: gantrain's LeNet (default); inception: the FID Inception "
+                        "network, paper-comparable FID/IS/KID/PRDC (needs --weights)")
+    e.add_argument("--weights", help="inception: pytorch-fid's .pth or a .ckpt converted from it")
+    e.add_argument("--ref", help="inception: real statistics from `gantrain eval stats` "
+                   "(default: features of the run's own dataset)")
+    e.add_argument("--resize", default="bilinear", help="inception: bilinear (pytorch-fid, "
+                   "default) or pil-bicubic (clean-fid)")
+    e.add_argument("--batch", type=int, default=50, help="inception: images per batch")
     e.add_argument("--n", type=int, default=10000, help="generated samples (default: 10000)")
     e.add_argument("--metrics", default="fd,kid,prdc,classes",
                    help="comma-separated: fd, kid, prdc, classes, stacked (default: all but "
-                        "stacked)")
+                        "stacked); inception: fid, is, kid, prdc (default: all)")
     e.add_argument("--no-ema", dest="ema", action="store_false", help="raw generator weights")
     e.add_argument("--seed", type=int, default=0)
 
@@ -88,8 +100,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:2] == ["eval", "train-classifier"]:
-        args = argparse.Namespace(command="eval train-classifier", rest=argv[2:])
+    if argv[:1] == ["eval"] and argv[1:2] and argv[1] in EVAL_COMMANDS:
+        args = argparse.Namespace(command=f"eval {argv[1]}", rest=argv[2:])
     else:
         args = _parser().parse_args(argv)
     if args.command == "report":  # needs no MindSpore: answers in a fraction of a second
@@ -106,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     from . import evaluate, sample, train
 
     commands = {"train": train.run, "sample": sample.run, "presets": train.list_presets,
-                "eval": evaluate.run, "eval train-classifier": evaluate.train_classifier}
+                "eval": evaluate.run, "eval train-classifier": evaluate.train_classifier,
+                "eval stats": evaluate.stats, "eval convert-weights": evaluate.convert_weights}
     try:
         return commands[args.command](args)
     except (ConfigError, CheckpointError, ValueError, FileNotFoundError) as e:
