@@ -18,7 +18,6 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .context import BatchSource, StepContext
-from .fused import FusedSchedule
 from .schedule import Schedule
 
 
@@ -45,11 +44,8 @@ class Loop:
         schedule: the phases to run each iteration.
         data: the batch stream the phases pull from.
         seed: seeds the host RNG that phases draw noise from.
-        hooks: called in order, after the iterations in which their interval is reached.
+        hooks: called in order.
         progress: show a tqdm bar (postfix values are set by hooks via ``loop.postfix``).
-        iterations_per_call: run this many iterations per compiled call (:mod:`.fused`);
-            hooks, stops and the time budget are then seen between calls, so intervals
-            should be multiples of it.
     """
 
     def __init__(
@@ -59,11 +55,8 @@ class Loop:
         seed: int = 0,
         hooks: Sequence[Hook] = (),
         progress: bool = True,
-        iterations_per_call: int = 1,
     ) -> None:
         self.schedule = schedule
-        self.fused = FusedSchedule(schedule, iterations_per_call) if iterations_per_call != 1 \
-            else None
         self.ctx = StepContext(data, np.random.default_rng(seed))
         self.hooks = list(hooks)
         self.progress = progress
@@ -108,18 +101,14 @@ class Loop:
             for hook in self.hooks:
                 hook.on_start(self)
             while self.iteration < steps and not self._stop_requested:
-                before = self.iteration
-                if self.fused is None:
-                    self.outputs = self.schedule.run_iteration(self.ctx)
-                    self.ctx.iteration += 1
-                else:
-                    self.outputs = self.fused.run(self.ctx, min(self.fused.k, steps - before))
+                self.outputs = self.schedule.run_iteration(self.ctx)
+                self.ctx.iteration += 1
                 self.elapsed = base_elapsed + time.perf_counter() - start
                 for hook in self.hooks:
-                    if self.iteration // hook.every > before // hook.every:
+                    if self.iteration % hook.every == 0:
                         hook.after_iteration(self)
                 if bar is not None:
-                    bar.update(self.iteration - before)
+                    bar.update(1)
                     if self.postfix:
                         bar.set_postfix(self.postfix, refresh=False)
                         self.postfix = {}
