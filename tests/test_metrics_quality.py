@@ -345,3 +345,24 @@ def test_stacked_bad_inputs():
         stacked_mnist_report(np.zeros((4, 2), dtype=int))
     with pytest.raises(ValueError, match="channel_predictions .*integer"):
         stacked_mnist_report(np.zeros((4, 3)))
+
+
+def test_stacked_modes_count_only_confident_samples():
+    pred = _digits(np.array([7, 7, 420, 999]))
+    rep = stacked_mnist_report(pred, confident=np.array([True, True, True, False]))
+    assert rep["modes"] == 2 and rep["samples"] == 4 and rep["confident"] == 0.75
+    assert rep["kl"] == pytest.approx(np.log(1000) + (2 / 3) * np.log(2 / 3)
+                                      + (1 / 3) * np.log(1 / 3))
+    none = stacked_mnist_report(pred, confident=np.zeros(4, bool))
+    assert none["modes"] == 0 and none["confident"] == 0 and none["kl"] == pytest.approx(
+        np.log(1000))
+    with pytest.raises(ValueError, match=r"confident must have shape \(4,\)"):
+        stacked_mnist_report(pred, confident=np.ones(3, bool))
+
+
+def test_confidence_threshold_lets_99_percent_of_real_channels_through():
+    from gantrain.metrics.stacked import confidence_threshold
+
+    conf = np.random.default_rng(0).uniform(0.5, 1.0, size=10_000)
+    t = confidence_threshold(conf)
+    assert (conf >= t).mean() == pytest.approx(0.99, abs=1e-3)
