@@ -95,6 +95,10 @@ class ALIRun(Run):
     """An ALI / BiGAN training run (``task = "ali"``)."""
 
     config: ALIConfig
+    data_parallel_blocker = (
+        "its steps take their batches without the per-worker slicing the GAN recipe has "
+        "(not built yet)"
+    )
 
     def build(self) -> None:
         c = self.config
