@@ -27,7 +27,10 @@ from pathlib import Path
 
 MASTER_ADDR = "127.0.0.1"
 STARTED = re.compile(r"^gantrain worker: rank (\d+) of (\d+), pid (\d+)$", re.M)
-FAILED_PID = re.compile(r"Worker process (\d+) exit with exception")
+FAILED_PID = re.compile(r"Worker process (\d+) exit with exception\. Error code: (-?\d+)")
+# msrun kills the other workers at once when one fails, but then waits for its scheduler, which
+# takes 30-60 s to notice; the launcher ends the job this long after msrun saw the failure
+GRACE_SECONDS = 3.0
 
 
 class LaunchError(ValueError):
@@ -183,17 +186,37 @@ def _follow(job: subprocess.Popen, log_dir: Path) -> int:
             _signal(job.pid, signal.SIGINT)  # msrun then kills every worker
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    position = 0
+    position, failed_at = 0, None
     try:
         while True:
             code = job.poll()
             position = _echo(log_dir / "worker_0.log", position)
             if code is not None:
                 return code
+            if failed_at is None and _failures(log_dir):
+                failed_at = time.monotonic()
+            if failed_at is not None and time.monotonic() - failed_at > GRACE_SECONDS:
+                _kill_group(job.pid)  # msrun and its scheduler (the workers are gone)
+                return job.wait()
             time.sleep(0.5)
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _failures(log_dir: Path) -> list[tuple[int, int]]:
+    """``(pid, exit code)`` of the workers msrun saw fail, from its log."""
+    path = log_dir / "msrun.log"
+    if not path.is_file():
+        return []
+    return [(int(p), int(c)) for p, c in FAILED_PID.findall(path.read_text(errors="replace"))]
 
 
 def _signal(pid: int, signum: int) -> None:
@@ -229,16 +252,16 @@ def worker_pids(log_dir: Path) -> dict[int, int]:
 
 def failure_message(log_dir: Path, code: int) -> str:
     """Which rank failed and where its log is, from msrun's log and the workers' logs."""
-    msrun_log = (log_dir / "msrun.log").read_text(errors="replace") \
-        if (log_dir / "msrun.log").is_file() else ""
     by_pid = {pid: rank for rank, pid in worker_pids(log_dir).items()}
-    failed = [by_pid[int(p)] for p in FAILED_PID.findall(msrun_log) if int(p) in by_pid]
+    failed = [(by_pid[pid], status) for pid, status in _failures(log_dir) if pid in by_pid]
     if failed:
-        rank = failed[0]
+        rank, status = failed[0]
         log = log_dir / f"worker_{rank}.log"
+        how = (f"was killed by signal {-status}" if status < 0 else
+               f"stopped with exit code {status}")
         last = _last_error(log)
-        return (f"worker rank {rank} stopped with an error, so the job was stopped"
-                + (f": {last}" if last else "") + f"; its log: {log}")
+        return (f"worker rank {rank} {how}, so the job was stopped"
+                + (f" ({last})" if last else "") + f"; its log: {log}")
     if not by_pid:
         return (f"the workers did not start or did not join the job (msrun exit code {code}); "
                 f"see the logs in {log_dir} (msrun.log, scheduler.log, worker_*.log)")
