@@ -214,3 +214,70 @@ def test_launcher_resumes_exactly_after_kill9_and_only_rank0_writes(in_tmp):
     assert main(["train", "--resume", str(one)]) == 0
     alone = checkpoint_arrays(one / "checkpoints" / "step_00000060")
     assert max(float(np.max(np.abs(alone[k] - want[k]))) for k in want) <= 1e-5
+
+
+def refused(capsys, *argv: str) -> str:
+    """Run ``gantrain`` in this process; it must refuse (exit 2) and write nothing."""
+    assert main(list(argv)) == 2
+    assert not Path("runs").exists()
+    return capsys.readouterr().err
+
+
+def test_launcher_refuses_bad_requests_before_writing(in_tmp, capsys, monkeypatch):
+    cfg = in_tmp / "ring.toml"
+    cfg.write_text(config_text())
+    assert "--workers 0: expected 1 or more" in refused(capsys, "train", str(cfg), "--workers", "0")
+    err = refused(capsys, "train", str(cfg), "--workers", "3")
+    assert "data.batch_size = 64 is the global batch" in err and "divisible" in err
+    err = refused(capsys, "train", str(cfg), "--workers", "64")  # 1 sample each, packs of 2
+    assert "multiple of gan.pack = 2" in err
+    err = refused(capsys, "train", "cyclegan_digits", "--workers", "2")
+    assert "task 'cyclegan' runs in one process only" in err and "history pool" in err
+    (in_tmp / "broken.py").write_text("import no_such_module\n")
+    err = refused(capsys, "train", str(cfg), "--workers", "2",
+                  "--set", 'generator.model="broken.py:G"')
+    assert "broken.py" in err and "no_such_module" in err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        err = refused(capsys, "train", str(cfg), "--workers", "2", "--port", port)
+    assert f"--port {port} is in use" in err
+    monkeypatch.setattr(sys, "executable", str(in_tmp / "python"))
+    monkeypatch.setenv("PATH", str(in_tmp))
+    assert "msrun (MindSpore's launcher" in refused(capsys, "train", str(cfg), "--workers", "2")
+
+
+def test_one_process_adds_nothing_to_the_graphs():
+    """Without msrun the gradient function is returned as it is, so single-process step graphs
+    are the ones they were before data parallelism existed; BatchNorm averaging is a no-op."""
+    from gantrain.engine import dist
+
+    def grad_fn(*inputs):
+        return inputs
+
+    assert dist.world() == dist.World(0, 1)
+    assert dist.reduce_gradients(grad_fn, []) is grad_fn
+    assert dist.any_rank(True) is True and dist.any_rank(False) is False
+
+
+def test_each_rank_takes_its_slice_of_every_field():
+    """Ranks draw the same global batch and keep their contiguous share: along axis 0, and
+    along axis 1 for the (P, B) DiffAugment parameters."""
+    from mindspore import Tensor
+
+    from gantrain.engine.dist import World
+    from gantrain.recipes.gan.batches import DBatch, step_input
+
+    real = np.arange(8 * 3, dtype=np.float32).reshape(8, 3)
+    aug = np.arange(2 * 8, dtype=np.float32).reshape(2, 8)
+    batch = DBatch(Tensor(real), None, Tensor(real + 100), Tensor(np.zeros(8, np.int32)),
+                   Tensor(np.ones((8, 1), np.float32)), Tensor(aug), Tensor(aug + 50))
+    parts = [step_input(batch, {"real", "z", "aug_real"}, World(r, 2).shard(8))[0]
+             for r in range(2)]
+    assert sorted(parts[0]) == ["aug_real", "real", "z"]
+    np.testing.assert_array_equal(np.concatenate([p["real"].asnumpy() for p in parts]), real)
+    np.testing.assert_array_equal(np.concatenate([p["aug_real"].asnumpy() for p in parts], 1),
+                                  aug)
+    with pytest.raises(ValueError, match="cannot be split evenly over 3 workers"):
+        World(0, 3).shard(8)
