@@ -281,3 +281,24 @@ def test_each_rank_takes_its_slice_of_every_field():
                                   aug)
     with pytest.raises(ValueError, match="cannot be split evenly over 3 workers"):
         World(0, 3).shard(8)
+
+
+def test_a_stop_wanted_by_any_rank_stops_every_rank_after_the_same_iteration():
+    """The loop's ``agree`` hears every rank each iteration (in a job, a one-number all-reduce):
+    a rank that does not want to stop still stops when another does, so no rank is left
+    waiting in a collective."""
+    from tests.test_loop import Recorder, make_loop
+
+    asked = []
+
+    def other_rank_stops_at_3(stop: bool) -> bool:  # what dist.any_rank returns on this rank
+        asked.append(stop)
+        return stop or len(asked) == 3
+
+    recorder = Recorder()
+    loop, player = make_loop([recorder])
+    loop.agree = other_rank_stops_at_3
+    loop.run(100)
+    assert loop.iteration == 3 == player.calls and asked == [False] * 3
+    assert loop.stop_reason == "stopped by another worker"
+    assert recorder.events[-1] == ("end", 3)
