@@ -87,6 +87,7 @@ def _allreduce_ms(run, calls: int = 20) -> float:
         fns.append(make(reducer))
     for fn, g in zip(fns, grads):  # compile
         fn(g)[0].asnumpy()
+    dist.barrier()  # start together: the figure should not include a late rank's lag
     start = time.perf_counter()
     for _ in range(calls):
         for fn, g in zip(fns, grads):

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gantrain.cli.launch import find_msrun, worker_pids
+from gantrain.cli.joblogs import worker_pids
+from gantrain.cli.launch import find_msrun
 from gantrain.cli.main import main
 
 HERE = Path(__file__).resolve().parent / "dist"
@@ -68,6 +69,33 @@ progress = false
 {extra}"""
 
 
+ALI_CONFIG = """name = "dist_ali"
+task = "ali"
+seed = 4
+[data]
+dataset = "mixture"
+args = { name = "ring" }
+batch_size = 32
+[generator]
+model = "gantrain.models.mlp:Generator"
+args = { z_dim = 2, out_dim = 2, width = 16, depth = 2 }
+[encoder]
+model = "gantrain.models.ali:MLPEncoder"
+args = { x_dim = 2, z_dim = 2, width = 16, depth = 2, stochastic = true }
+[discriminator]
+model = "gantrain.models.ali:JointMLPDiscriminator"
+args = { x_dim = 2, z_dim = 2, width = 16, depth = 2 }
+[gan]
+z_dim = 2
+ema_decay = 0.9
+[train]
+steps = 12
+sample_every = 6
+checkpoint_every = 6
+progress = false
+"""
+
+
 def env() -> dict[str, str]:
     e = dict(os.environ)
     e["PYTHONPATH"] = os.pathsep.join([str(ROOT), e.get("PYTHONPATH", "")])
@@ -109,15 +137,16 @@ def max_difference(a: dict, b: dict, keys=None) -> float:
 def test_ranks_stay_identical_and_match_one_process(tmp_path):
     """Two ranks, each on half of every batch: every parameter a checkpoint holds (weights,
     Adam moments, EMA weights, spectral-norm vectors, counters) is bit-identical on both; the
-    BatchNorm statistics differ until averaged; the MLP run equals one process on the whole
-    batch to 1e-5."""
-    mlp, bn_sn = tmp_path / "mlp.toml", tmp_path / "bn_sn.toml"
+    BatchNorm statistics differ until averaged; the MLP GAN and a stochastic ALI equal one
+    process on the whole batch to 1e-5."""
+    mlp, bn_sn, ali = tmp_path / "mlp.toml", tmp_path / "bn_sn.toml", tmp_path / "ali.toml"
     mlp.write_text(config_text())
     bn_sn.write_text(config_text(HERE / "nets.py"))
+    ali.write_text(ALI_CONFIG)
     two = tmp_path / "two"
     two.mkdir()
-    msrun_worker(two, [mlp, bn_sn])
-    for name in ("mlp", "bn_sn"):
+    msrun_worker(two, [mlp, bn_sn, ali])
+    for name in ("mlp", "bn_sn", "ali"):
         r0, r1 = state(two / name / "rank0.npz"), state(two / name / "rank1.npz")
         assert max_difference(r0, r1) == 0.0, name
     raw0, raw1 = state(two / "bn_sn" / "raw0.npz"), state(two / "bn_sn" / "raw1.npz")
@@ -131,11 +160,11 @@ def test_ranks_stay_identical_and_match_one_process(tmp_path):
 
     one = tmp_path / "one"
     one.mkdir()
-    subprocess.run([sys.executable, str(HERE / "worker.py"), str(one), str(mlp)], env=env(),
-                   cwd=one, timeout=120, check=True)
-    full, halves = state(one / "mlp" / "rank0.npz"), state(two / "mlp" / "rank0.npz")
-    assert max_difference(full, halves) <= 1e-5
-    assert max_difference(full, halves) > 0.0  # different summation order, not the same run
+    subprocess.run([sys.executable, str(HERE / "worker.py"), str(one), str(mlp), str(ali)],
+                   env=env(), cwd=one, timeout=120, check=True)
+    for name in ("mlp", "ali"):
+        full, halves = state(one / name / "rank0.npz"), state(two / name / "rank0.npz")
+        assert 0.0 < max_difference(full, halves) <= 1e-5, name  # only the summation order
 
 
 def gantrain_cli(*args: str, timeout: float = JOB_TIMEOUT) -> subprocess.CompletedProcess:
@@ -233,6 +262,8 @@ def test_launcher_refuses_bad_requests_before_writing(in_tmp, capsys, monkeypatc
     assert "multiple of gan.pack = 2" in err
     err = refused(capsys, "train", "cyclegan_digits", "--workers", "2")
     assert "task 'cyclegan' runs in one process only" in err and "history pool" in err
+    err = refused(capsys, "train", "a2c_cartpole", "--workers", "2")
+    assert "task 'actor_critic' runs in one process only" in err and "rollouts" in err
     (in_tmp / "broken.py").write_text("import no_such_module\n")
     err = refused(capsys, "train", str(cfg), "--workers", "2",
                   "--set", 'generator.model="broken.py:G"')

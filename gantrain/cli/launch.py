@@ -4,7 +4,7 @@ The launcher checks everything it can before starting anything (worker count, ba
 recipe, model imports, port, msrun), so a bad request writes nothing. It then runs msrun on
 this machine with a free port on loopback, a bounded cluster time-out, every rank's log under
 ``<run>/dist/`` and the interpreter's folder first on PATH (msrun starts workers with the first
-``python`` on PATH). While the job runs it shows rank 0's log; when a worker dies, msrun kills
+``python`` on PATH). While the job runs it shows rank 0's log and a progress bar; when a worker dies, msrun kills
 the others (it polls once a second) and the launcher names the rank and its log.
 
 Ctrl-C (or SIGTERM) is passed on to the workers as SIGTERM: they agree to stop after the same
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import signal
 import socket
@@ -25,9 +24,9 @@ import time
 from dataclasses import fields
 from pathlib import Path
 
+from .joblogs import Progress, echo, failure_message, failures, worker_pids
+
 MASTER_ADDR = "127.0.0.1"
-STARTED = re.compile(r"^gantrain worker: rank (\d+) of (\d+), pid (\d+)$", re.M)
-FAILED_PID = re.compile(r"Worker process (\d+) exit with exception\. Error code: (-?\d+)")
 # msrun kills the other workers at once when one fails, but then waits for its scheduler, which
 # takes 30-60 s to notice; the launcher ends the job this long after msrun saw the failure
 GRACE_SECONDS = 3.0
@@ -154,7 +153,13 @@ def launch(args: argparse.Namespace) -> int:
     with (log_dir / "msrun.log").open("w") as out:
         job = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                start_new_session=True)  # Ctrl-C reaches only the launcher
-        code = _follow(job, log_dir)
+        bar = Progress(run_dir / "metrics.jsonl", config.train.steps) \
+            if config.train.progress else None
+        try:
+            code = _follow(job, log_dir, bar)
+        finally:
+            if bar is not None:
+                bar.close()
     if code == 0:
         return 0
     message = failure_message(log_dir, code)
@@ -173,8 +178,9 @@ def _drop_partial_run(run_dir: Path, keep: str) -> None:
             shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
-def _follow(job: subprocess.Popen, log_dir: Path) -> int:
-    """Echo rank 0's log while the job runs; pass Ctrl-C/SIGTERM on to the workers."""
+def _follow(job: subprocess.Popen, log_dir: Path, bar: Progress | None = None) -> int:
+    """Echo rank 0's log while the job runs, with the progress bar; pass Ctrl-C/SIGTERM on to
+    the workers."""
     interrupts = []
 
     def on_signal(signum, frame):
@@ -190,10 +196,12 @@ def _follow(job: subprocess.Popen, log_dir: Path) -> int:
     try:
         while True:
             code = job.poll()
-            position = _echo(log_dir / "worker_0.log", position)
+            position = echo(log_dir / "worker_0.log", position)
+            if bar is not None:
+                bar.update()
             if code is not None:
                 return code
-            if failed_at is None and _failures(log_dir):
+            if failed_at is None and failures(log_dir):
                 failed_at = time.monotonic()
             if failed_at is not None and time.monotonic() - failed_at > GRACE_SECONDS:
                 _kill_group(job.pid)  # msrun and its scheduler (the workers are gone)
@@ -211,14 +219,6 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _failures(log_dir: Path) -> list[tuple[int, int]]:
-    """``(pid, exit code)`` of the workers msrun saw fail, from its log."""
-    path = log_dir / "msrun.log"
-    if not path.is_file():
-        return []
-    return [(int(p), int(c)) for p, c in FAILED_PID.findall(path.read_text(errors="replace"))]
-
-
 def _signal(pid: int, signum: int) -> None:
     try:
         os.kill(pid, signum)
@@ -226,54 +226,3 @@ def _signal(pid: int, signum: int) -> None:
         pass
 
 
-def _echo(path: Path, position: int) -> int:
-    if not path.is_file():
-        return position
-    with path.open("rb") as f:
-        f.seek(position)
-        data = f.read()
-    text = data.decode(errors="replace")
-    # the worker's own start line and MindSpore's log lines stay in the log file only
-    lines = [line for line in text.splitlines(keepends=True)
-             if not STARTED.match(line.rstrip("\n")) and not line.startswith("[")]
-    sys.stderr.write("".join(lines))
-    sys.stderr.flush()
-    return position + len(data)
-
-
-def worker_pids(log_dir: Path) -> dict[int, int]:
-    """``{rank: pid}`` from the line each worker logs when it joined the job."""
-    pids = {}
-    for log in sorted(log_dir.glob("worker_*.log")):
-        for match in STARTED.finditer(log.read_text(errors="replace")):
-            pids[int(match[1])] = int(match[3])
-    return pids
-
-
-def failure_message(log_dir: Path, code: int) -> str:
-    """Which rank failed and where its log is, from msrun's log and the workers' logs."""
-    by_pid = {pid: rank for rank, pid in worker_pids(log_dir).items()}
-    failed = [(by_pid[pid], status) for pid, status in _failures(log_dir) if pid in by_pid]
-    if failed:
-        rank, status = failed[0]
-        log = log_dir / f"worker_{rank}.log"
-        how = (f"was killed by signal {-status}" if status < 0 else
-               f"stopped with exit code {status}")
-        last = _last_error(log)
-        return (f"worker rank {rank} {how}, so the job was stopped"
-                + (f" ({last})" if last else "") + f"; its log: {log}")
-    if not by_pid:
-        return (f"the workers did not start or did not join the job (msrun exit code {code}); "
-                f"see the logs in {log_dir} (msrun.log, scheduler.log, worker_*.log)")
-    return f"the job stopped with exit code {code}; see the logs in {log_dir}"
-
-
-def _last_error(log: Path) -> str:
-    """The last line of ``log`` that reads like an error (Python's or gantrain's)."""
-    if not log.is_file():
-        return ""
-    lines = [line.strip() for line in log.read_text(errors="replace").splitlines()]
-    for line in reversed(lines):
-        if re.match(r"^(gantrain \w+: (error|stopped)|\w+(Error|Exception)\b)", line):
-            return line
-    return ""
