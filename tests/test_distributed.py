@@ -333,3 +333,24 @@ def test_a_stop_wanted_by_any_rank_stops_every_rank_after_the_same_iteration():
     assert loop.iteration == 3 == player.calls and asked == [False] * 3
     assert loop.stop_reason == "stopped by another worker"
     assert recorder.events[-1] == ("end", 3)
+
+
+def test_a_signal_after_the_agreement_waits_for_the_next_one():
+    """A signal that lands right after this iteration's agreement must not end the loop here:
+    the other ranks were told "go on" and start the next iteration's collectives (seen as a
+    hang, then a failed all-reduce, before the loop acted only on agreed answers)."""
+    from tests.test_loop import make_loop
+
+    loop, player = make_loop()
+    answers = []
+
+    def agree(stop: bool) -> bool:  # one rank: nobody else wants to stop
+        answers.append(stop)
+        if len(answers) == 2:
+            loop.request_stop("SIGTERM")  # the signal arrives just after the all-reduce
+        return stop
+
+    loop.agree = agree
+    loop.run(100)
+    assert answers == [False, False, True] and loop.iteration == player.calls == 3
+    assert loop.stop_reason == "SIGTERM"

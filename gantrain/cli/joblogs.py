@@ -92,10 +92,27 @@ def failure_message(log_dir: Path, code: int) -> str:
         last = last_error(log)
         return (f"worker rank {rank} {how}, so the job was stopped"
                 + (f" ({last})" if last else "") + f"; its log: {log}")
+    crashed = crashed_ranks(log_dir)
+    if crashed:  # a rank whose exception left it hanging in MindSpore's teardown
+        logs = ", ".join(str(log_dir / f"worker_{rank}.log") for rank in crashed)
+        last = last_error(log_dir / f"worker_{crashed[0]}.log")
+        ranks = " and ".join(map(str, crashed))
+        return (f"worker rank {ranks} stopped with an error, so the job was stopped"
+                + (f" ({last})" if last else "") + f"; log: {logs}")
     if not by_pid:
         return (f"the workers did not start or did not join the job (msrun exit code {code}); "
                 f"see the logs in {log_dir} (msrun.log, scheduler.log, worker_*.log)")
     return f"the job stopped with exit code {code}; see the logs in {log_dir}"
+
+
+def crashed_ranks(log_dir: Path) -> list[int]:
+    """Ranks whose log shows a Python traceback. After a failed collective a worker can print
+    its traceback and then hang in MindSpore's teardown, where msrun does not see it exit."""
+    ranks = []
+    for log in sorted(log_dir.glob("worker_*.log")):
+        if "Traceback (most recent call last)" in log.read_text(errors="replace"):
+            ranks.append(int(log.stem.split("_")[1]))
+    return ranks
 
 
 def last_error(log: Path) -> str:

@@ -4,8 +4,9 @@ The launcher checks everything it can before starting anything (worker count, ba
 recipe, model imports, port, msrun), so a bad request writes nothing. It then runs msrun on
 this machine with a free port on loopback, a bounded cluster time-out, every rank's log under
 ``<run>/dist/`` and the interpreter's folder first on PATH (msrun starts workers with the first
-``python`` on PATH). While the job runs it shows rank 0's log and a progress bar; when a worker dies, msrun kills
-the others (it polls once a second) and the launcher names the rank and its log.
+``python`` on PATH). While the job runs it shows rank 0's log and a progress bar; when a worker
+dies, msrun kills the others (it polls once a second), the launcher ends the job a few seconds
+later at the latest and names the rank and its log.
 
 Ctrl-C (or SIGTERM) is passed on to the workers as SIGTERM: they agree to stop after the same
 iteration and save (engine/loop.py, ``agree``). A second Ctrl-C ends the job at once.
@@ -24,11 +25,12 @@ import time
 from dataclasses import fields
 from pathlib import Path
 
-from .joblogs import Progress, echo, failure_message, failures, worker_pids
+from .joblogs import Progress, crashed_ranks, echo, failure_message, failures, worker_pids
 
 MASTER_ADDR = "127.0.0.1"
 # msrun kills the other workers at once when one fails, but then waits for its scheduler, which
-# takes 30-60 s to notice; the launcher ends the job this long after msrun saw the failure
+# takes 30-60 s to notice, and a worker whose collective failed may print its traceback and then
+# hang in MindSpore's teardown; the launcher ends the job this long after either sign
 GRACE_SECONDS = 3.0
 
 
@@ -201,10 +203,12 @@ def _follow(job: subprocess.Popen, log_dir: Path, bar: Progress | None = None) -
                 bar.update()
             if code is not None:
                 return code
-            if failed_at is None and failures(log_dir):
+            if failed_at is None and (failures(log_dir) or crashed_ranks(log_dir)):
                 failed_at = time.monotonic()
             if failed_at is not None and time.monotonic() - failed_at > GRACE_SECONDS:
-                _kill_group(job.pid)  # msrun and its scheduler (the workers are gone)
+                for pid in worker_pids(log_dir).values():  # each in its own session
+                    _signal(pid, signal.SIGKILL)
+                _kill_group(job.pid)  # msrun and its scheduler
                 return job.wait()
             time.sleep(0.5)
     finally:

@@ -105,7 +105,9 @@ class Loop:
         with _stop_on_signals(self), self._bar(steps) as bar:
             for hook in self.hooks:
                 hook.on_start(self)
-            while self.iteration < steps and not self._stop_requested:
+            # with ``agree``, only an agreed answer may stop the loop (see below)
+            stop = self._stop_requested if self.agree is None else False
+            while self.iteration < steps and not stop:
                 self.outputs = self.schedule.run_iteration(self.ctx)
                 self.ctx.iteration += 1
                 self.elapsed = base_elapsed + time.perf_counter() - start
@@ -119,8 +121,12 @@ class Loop:
                         self.postfix = {}
                 if time_budget is not None and time.perf_counter() - start >= time_budget:
                     self.request_stop("time budget")
-                if self.agree is not None and self.agree(self._stop_requested):
-                    if not self._stop_requested:
+                stop = self._stop_requested
+                if self.agree is not None:
+                    # only the agreed answer counts: a signal landing after this call must not
+                    # stop this rank one iteration before the others
+                    stop = self.agree(stop)
+                    if stop and not self._stop_requested:
                         self.request_stop("stopped by another worker")
             if not self.stop_reason:
                 self.stop_reason = "steps"
