@@ -23,14 +23,14 @@ from gantrain.cli.joblogs import worker_pids
 from gantrain.cli.launch import find_msrun
 from gantrain.cli.main import main
 
-HERE = Path(__file__).resolve().parent / "dist"
+HERE = Path(__file__).resolve().parent / "data_parallel"
 ROOT = Path(__file__).resolve().parents[1]
 JOB_TIMEOUT = 240  # seconds for one 2-worker job, start to end
 
 
 def config_text(nets: Path | None = None, steps: int = 12, **train) -> str:
     """A 2D ring GAN small enough that a 2-worker job is dominated by its start-up: MLPs, or
-    with ``nets`` the BatchNorm G and spectral-norm D of tests/dist/nets.py; EMA and PacGAN
+    with ``nets`` the BatchNorm G and spectral-norm D of tests/data_parallel/nets.py; EMA and PacGAN
     packs of 2 in both."""
     g = (f'model = "{nets}:G"\nargs = {{ z_dim = 2, width = 16 }}' if nets else
          'model = "gantrain.models.mlp:Generator"\n'
@@ -110,8 +110,8 @@ def free_port() -> int:
 
 
 def msrun_worker(out: Path, configs: list[Path], workers: int = 2) -> None:
-    """tests/dist/worker.py on ``workers`` ranks under msrun, started directly (as an outside
-    launcher would start gantrain)."""
+    """tests/data_parallel/worker.py on ``workers`` ranks under msrun, started directly (as an
+    outside launcher would start gantrain)."""
     cmd = [find_msrun(), f"--worker_num={workers}", f"--local_worker_num={workers}",
            "--master_addr=127.0.0.1", f"--master_port={free_port()}", "--join=True",
            "--cluster_time_out=60", f"--log_dir={out / 'logs'}",
@@ -138,14 +138,20 @@ def test_ranks_stay_identical_and_match_one_process(tmp_path):
     """Two ranks, each on half of every batch: every parameter a checkpoint holds (weights,
     Adam moments, EMA weights, spectral-norm vectors, counters) is bit-identical on both; the
     BatchNorm statistics differ until averaged; the MLP GAN and a stochastic ALI equal one
-    process on the whole batch to 1e-5."""
+    process on the whole batch to 1e-5. A SIGTERM to rank 1 alone stops both ranks after the
+    same iteration."""
     mlp, bn_sn, ali = tmp_path / "mlp.toml", tmp_path / "bn_sn.toml", tmp_path / "ali.toml"
+    stop = tmp_path / "stop_sigterm.toml"
     mlp.write_text(config_text())
     bn_sn.write_text(config_text(HERE / "nets.py"))
     ali.write_text(ALI_CONFIG)
+    stop.write_text(config_text(steps=1000))
     two = tmp_path / "two"
     two.mkdir()
-    msrun_worker(two, [mlp, bn_sn, ali])
+    msrun_worker(two, [mlp, bn_sn, ali, stop])
+    stopped = [state(two / "stop_sigterm" / f"rank{r}.npz") for r in range(2)]
+    assert [int(s["loop_iteration"]) for s in stopped] == [3, 3]
+    assert max_difference(*stopped) == 0.0
     for name in ("mlp", "bn_sn", "ali"):
         r0, r1 = state(two / name / "rank0.npz"), state(two / name / "rank1.npz")
         assert max_difference(r0, r1) == 0.0, name
