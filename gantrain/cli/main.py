@@ -19,6 +19,7 @@ examples:
   gantrain train                                  # the default preset (DCGAN on embedded digits)
   gantrain train gan_2d_ring --set train.steps=2000
   gantrain train --resume runs/<run>              # continue from the latest checkpoint
+  gantrain train dcgan_digits --workers 2         # data parallel, 2 processes under msrun
   gantrain sample runs/<run> --n 64 --grid grid.png
   gantrain eval runs/<run> --classifier classifiers/digits
   gantrain eval runs/<run> --features inception --weights pt_inception-2015-12-05-6726825d.pth
@@ -44,6 +45,13 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--runs-dir", default="runs", help="parent folder of runs (default: runs)")
     t.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR")
     t.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
+    t.add_argument("--workers", type=int, metavar="N",
+                   help="data-parallel worker processes on this machine, started with msrun; "
+                        "data.batch_size stays the global batch (docs/distributed.md)")
+    t.add_argument("--port", type=int, help="with --workers: msrun's port on 127.0.0.1 "
+                   "(default: a free one)")
+    t.add_argument("--cluster-timeout", type=int, default=120, metavar="SECONDS",
+                   help="with --workers: how long workers may take to join (default: 120)")
 
     s = sub.add_parser("sample", help="draw samples from a trained run or checkpoint")
     s.add_argument("run", help="run folder or checkpoint folder")

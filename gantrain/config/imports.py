@@ -76,7 +76,12 @@ def _load_file(path: Path, role: str) -> Any:
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the user's code failed: name the file, keep no half-run module
+        del sys.modules[module_name]
+        raise ConfigError(f"{role}: importing model file {str(path)!r} failed: "
+                          f"{type(e).__name__}: {e}") from e
     return module
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -46,6 +46,9 @@ class Loop:
         seed: seeds the host RNG that phases draw noise from.
         hooks: called in order.
         progress: show a tqdm bar (postfix values are set by hooks via ``loop.postfix``).
+        agree: in a data-parallel job, ``agree(stop) -> stop`` is True on every rank when any
+            rank wants to stop (a signal, its own clock for the time budget), so that all
+            ranks stop after the same iteration and meet in the same collectives.
     """
 
     def __init__(
@@ -55,11 +58,13 @@ class Loop:
         seed: int = 0,
         hooks: Sequence[Hook] = (),
         progress: bool = True,
+        agree: Callable[[bool], bool] | None = None,
     ) -> None:
         self.schedule = schedule
         self.ctx = StepContext(data, np.random.default_rng(seed))
         self.hooks = list(hooks)
         self.progress = progress
+        self.agree = agree
         self.outputs: dict[str, Any] = {}
         self.postfix: dict[str, str] = {}
         self.stop_reason = ""
@@ -100,7 +105,9 @@ class Loop:
         with _stop_on_signals(self), self._bar(steps) as bar:
             for hook in self.hooks:
                 hook.on_start(self)
-            while self.iteration < steps and not self._stop_requested:
+            # with ``agree``, only an agreed answer may stop the loop (see below)
+            stop = self._stop_requested if self.agree is None else False
+            while self.iteration < steps and not stop:
                 self.outputs = self.schedule.run_iteration(self.ctx)
                 self.ctx.iteration += 1
                 self.elapsed = base_elapsed + time.perf_counter() - start
@@ -114,6 +121,13 @@ class Loop:
                         self.postfix = {}
                 if time_budget is not None and time.perf_counter() - start >= time_budget:
                     self.request_stop("time budget")
+                stop = self._stop_requested
+                if self.agree is not None:
+                    # only the agreed answer counts: a signal landing after this call must not
+                    # stop this rank one iteration before the others
+                    stop = self.agree(stop)
+                    if stop and not self._stop_requested:
+                        self.request_stop("stopped by another worker")
             if not self.stop_reason:
                 self.stop_reason = "steps"
             for hook in self.hooks:

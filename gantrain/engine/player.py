@@ -18,6 +18,7 @@ import mindspore as ms
 from mindspore import Parameter, Tensor, nn, ops
 from mindspore import dtype as mstype
 
+from . import dist
 from .optim import LRSchedule, Optimizer, lr_parameter
 from .transforms import Chain, GradientTransform, global_norm
 
@@ -196,6 +197,8 @@ class Player:
     def _build_step(self, loss_fn: LossFn) -> Callable[..., tuple[Tensor, Any]]:
         # Free variables only: the graph parser handles closures over Cells and Parameters.
         grad_fn = ms.value_and_grad(loss_fn, None, self.optimizer.parameters, has_aux=True)
+        # mean loss and gradients over the data-parallel ranks; grad_fn itself in one process
+        grad_fn = dist.reduce_gradients(grad_fn, self.optimizer.parameters)
         optimizer, transform, posts = self.optimizer, self.transform, self.post_update
         params = self.optimizer.parameters
         schedule, base_lr, lr = self.spec.schedule, float(self.spec.lr), lr_parameter(optimizer)

@@ -97,14 +97,20 @@ def prepare_environment() -> None:
         os.environ.setdefault(key, value)
 
 
+_device: str | None = None  # what setup() last passed to ms.set_device
+
+
 def setup(device: str = "CPU", seed: int | None = 0) -> None:
     """Choose the device and seed mindspore's global RNG (numpy RNGs are owned by the loop)."""
     check_mindspore()
     import mindspore as ms
 
+    global _device
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
-    ms.set_device(device)
+    if device != _device:  # once set, mindspore refuses set_device after communication.init()
+        ms.set_device(device)
+        _device = device
     ms.set_context(mode=ms.PYNATIVE_MODE)  # our steps are compiled explicitly with @ms.jit
     if seed is not None:
         ms.set_seed(seed)

@@ -18,14 +18,22 @@ from tqdm.auto import tqdm
 from ..config.builders import lr_schedule_from_config
 from ..config.schema import OptimConfig, RunConfig
 from ..config.strict import ConfigError, to_dict
-from ..engine import checkpoint, runtime
+from ..engine import checkpoint, dist, runtime
 from ..engine.context import BatchSource
 from ..engine.guard import DivergenceGuard
 from ..engine.hooks import JsonlWriter, MetricsLogger, Periodic
 from ..engine.loop import Hook, Loop
 from ..engine.player import Player
+from ..engine.rank_state import synchronizer
 from ..engine.schedule import Schedule
 from ..engine.tensorboard import RecordWriters, TensorBoardWriter
+
+
+class NullWriter:
+    """Where the records of ranks other than 0 go: nowhere."""
+
+    def write(self, record: dict[str, Any]) -> None:
+        pass
 
 
 class Run:
@@ -40,17 +48,28 @@ class Run:
     schedule: Schedule
     source: BatchSource
     players: dict[str, list[Player]]
+    # True for a recipe whose run gives the same result on N data-parallel workers as in one
+    # process (global batch split over the ranks); the others refuse more than one worker.
+    data_parallel: bool = False
+    # why a recipe that is not data-parallel is not, for the refusal message
+    data_parallel_blocker: str = "it has not been made data-parallel"
 
     def __init__(self, config: RunConfig, run_dir: str | Path) -> None:
         self.config, self.dir = copy.deepcopy(config), Path(run_dir)
         runtime.setup(config.device, config.seed)
+        self.world = dist.world()
+        if self.world.size > 1:
+            self.check_data_parallel(config)
         self.last_report: Any = None
         self.report_path: Path | None = None  # report.html, once written
         self.build()
         self.fit_lr_schedules()
+        # BatchNorm statistics differ per rank: averaged before they are used or stored
+        self.sync_rank_state = synchronizer(self.player_list)
         t, g = self.config.train, self.config.guard
-        self.tensorboard = self._tensorboard() if t.tensorboard else None
-        self.writer = JsonlWriter(self.dir / "metrics.jsonl")
+        writes = self.world.is_main  # the other ranks write nothing in the run folder
+        self.tensorboard = self._tensorboard() if t.tensorboard and writes else None
+        self.writer = JsonlWriter(self.dir / "metrics.jsonl") if writes else NullWriter()
         if self.tensorboard is not None:
             self.writer = RecordWriters(self.writer, self.tensorboard)
         self.guard = DivergenceGuard(self.player_list, self.restore_last, g.every,
@@ -59,7 +78,22 @@ class Run:
                              self.guard, Periodic(self.evaluate_and_report, every=t.sample_every),
                              Periodic(self.save, every=t.checkpoint_every)]
         hooks += self.late_hooks()
-        self.loop = Loop(self.schedule, self.source, self.config.seed, hooks, t.progress)
+        agree = dist.any_rank if self.world.size > 1 else None
+        self.loop = Loop(self.schedule, self.source, self.config.seed, hooks,
+                         t.progress and writes, agree)
+
+    @classmethod
+    def check_data_parallel(cls, config: RunConfig) -> None:
+        """Refuse a run on more than one worker that this recipe or config cannot do."""
+        size = dist.world().size
+        if not cls.data_parallel:
+            raise ConfigError(f"task {config.task!r} runs in one process only: "
+                              f"{cls.data_parallel_blocker}; train it without --workers")
+        batch = config.data.batch_size
+        if batch % size:
+            raise ConfigError(f"data.batch_size = {batch} is the global batch and must be "
+                              f"divisible by the number of workers ({size}); each worker "
+                              f"takes batch_size / workers samples")
 
     def _tensorboard(self) -> TensorBoardWriter:
         try:
@@ -125,7 +159,11 @@ class Run:
                 player.set_lr_schedule(schedule)
 
     def evaluate_and_report(self, loop: Loop) -> None:
-        """The periodic evaluation, then ``report.html`` rewritten to show it."""
+        """The periodic evaluation, then ``report.html`` rewritten to show it (rank 0 only, after
+        the ranks' BatchNorm statistics were averaged)."""
+        self.sync_rank_state()
+        if not self.world.is_main:
+            return
         self.evaluate(loop)
         if self.tensorboard is not None:
             grid = self.dir / "samples" / f"step_{loop.iteration:06d}.png"
@@ -149,6 +187,18 @@ class Run:
         return self.report_path
 
     def save(self, loop: Loop) -> Path:
+        """Write a checkpoint. Every rank calls it: the ranks' BatchNorm statistics are averaged,
+        rank 0 writes, and the others wait until the checkpoint is complete (renamed)."""
+        self.sync_rank_state()
+        path = self.write_checkpoint(loop)
+        dist.barrier()
+        return path
+
+    def write_checkpoint(self, loop: Loop) -> Path:
+        """Write ``checkpoints/step_<iteration>`` from this process's state (rank 0 only writes;
+        other ranks return the path without writing)."""
+        if not self.world.is_main:
+            return self.dir / "checkpoints" / f"step_{loop.iteration:08d}"
         state = {"loop": loop.state_dict(), "config": to_dict(self.config),
                  "extra": self.extra_state()}
         root = self.dir / "checkpoints"
@@ -176,6 +226,8 @@ class Run:
     def train(self) -> Loop:
         t = self.config.train
         self.loop.run(t.steps, t.time_budget)
+        if not self.world.is_main:
+            return self.loop
         self.finish()
         self.write_report()  # after finish: shows the final grid and the GIF
         if self.tensorboard is not None:

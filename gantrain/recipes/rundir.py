@@ -13,6 +13,7 @@ from ..engine import checkpoint
 from .registry import get_recipe, legacy_defaults, stored_config
 
 CONFIG_FILE = "config.toml"
+LOG_DIR = "dist"  # the per-rank logs of a data-parallel launch, written before the run starts
 # Sections whose values may change between a run and its resume without breaking it.
 HARMLESS = ("train.",)
 
@@ -22,19 +23,27 @@ def default_run_dir(config: RunConfig, root: str | Path = "runs") -> Path:
 
 
 def check_run_dir_free(run_dir: Path, overwrite: bool = False) -> None:
-    """Refuse a folder that already holds something, unless the user asked to overwrite."""
-    if run_dir.exists() and any(run_dir.iterdir()) and not overwrite:
+    """Refuse a folder that already holds something (other than the logs of a data-parallel
+    launch), unless the user asked to overwrite."""
+    if run_dir.exists() and _contents(run_dir) and not overwrite:
         raise ConfigError(
             f"run directory {str(run_dir)!r} already holds a run; pass --resume to continue "
             "it or --overwrite to replace it"
         )
 
 
-def prepare_run_dir(run_dir: Path, config: RunConfig, overwrite: bool = False) -> None:
-    """Create ``run_dir`` for a new run and write its resolved config."""
+def _contents(run_dir: Path) -> list[Path]:
+    return [p for p in run_dir.iterdir() if p.name != LOG_DIR]
+
+
+def prepare_run_dir(run_dir: Path, config: RunConfig, overwrite: bool = False,
+                    keep_logs: bool = False) -> None:
+    """Create ``run_dir`` for a new run and write its resolved config. ``keep_logs`` keeps the
+    ``dist/`` folder the workers of a data-parallel launch are logging into."""
     check_run_dir_free(run_dir, overwrite)
     if run_dir.exists():
-        shutil.rmtree(run_dir)
+        for old in _contents(run_dir) if keep_logs else [run_dir]:
+            shutil.rmtree(old) if old.is_dir() else old.unlink()
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / CONFIG_FILE).write_text(dumps_toml(to_dict(config)))
 

@@ -65,6 +65,10 @@ class ActorCriticRun(Run):
     """Advantage actor-critic: actor and critic players trained on rollouts of the actor."""
 
     config: ActorCriticConfig
+    data_parallel_blocker = (
+        "its rollouts are collected on the host from one environment, and splitting an "
+        "episode over workers is not built"
+    )
 
     def build(self) -> None:
         c, rl = self.config, self.config.rl

@@ -116,9 +116,12 @@ def build_ali(
     d_post_update: Sequence[PostUpdate] = (),
     g_accumulate: int = 1,
     d_accumulate: int = 1,
+    shard: slice | None = None,
 ) -> ALI:
     """Wire G, E and a joint ``D(x, z) -> logits (B,)`` into players and the schedule
     ``[D x n_critic, GE]``.
+
+    ``shard``: in a data-parallel run, this rank's slice of the global batch of ``batch_size``.
 
     The data stream yields ``(x,)`` or ``(x, y)`` batches (labels are ignored). Each phase pulls
     a fresh real batch, prior noise ``z`` (batch_size, z_dim) and, for a stochastic encoder,
@@ -143,7 +146,11 @@ def build_ali(
     def inputs(ctx: StepContext) -> tuple[Tensor, Tensor, Tensor]:
         x = ctx.batch()[0]
         eps = ctx.normal(x.shape[0], z_dim) if stochastic else no_eps
-        return x, eps, ctx.normal(batch_size, z_dim)
+        z = ctx.normal(batch_size, z_dim)
+        if shard is None:
+            return x, eps, z
+        # a data-parallel rank: the same global draws everywhere, this rank's slice of each
+        return x[shard], eps[shard] if stochastic else eps, z[shard]
 
     schedule = Schedule([Phase(d_player, inputs, repeats=n_critic), Phase(ge_player, inputs)])
     return ALI(ge_player, d_player, schedule, z_dim, stochastic)

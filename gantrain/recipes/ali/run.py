@@ -95,6 +95,7 @@ class ALIRun(Run):
     """An ALI / BiGAN training run (``task = "ali"``)."""
 
     config: ALIConfig
+    data_parallel = True
 
     def build(self) -> None:
         c = self.config
@@ -118,7 +119,8 @@ class ALIRun(Run):
             g_post_update=[self.ema] if self.ema is not None else [],
             d_post_update=weight_clip(c.gan.weight_clip),
             g_accumulate=c.optim.generator.accumulate,
-            d_accumulate=c.optim.discriminator.accumulate)
+            d_accumulate=c.optim.discriminator.accumulate,
+            shard=self.world.shard(c.data.batch_size) if self.world.size > 1 else None)
         self.schedule, self.source = self.ali.schedule, self.data.source
         self.players = {"discriminator": [self.ali.discriminator],
                         "generator": [self.ali.generator]}

@@ -58,6 +58,10 @@ class CycleGANRun(Run):
     """A CycleGAN training run; batches are ``(a, b)`` from an unpaired dataset."""
 
     config: CycleGANConfig
+    data_parallel_blocker = (
+        "its history pool of generated images is host state fed from each worker's own "
+        "fakes, so the workers would train on different pools"
+    )
 
     def fit_optim(self, oc: OptimConfig) -> None:
         """A linear decay left at ``decay_start = 0`` starts halfway, as the paper's 100

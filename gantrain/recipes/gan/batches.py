@@ -127,9 +127,15 @@ class Draws:
         return GBatch(*self.noise(ctx))
 
 
-def step_input(batch: tuple, reads: Collection[str]) -> tuple[dict[str, Tensor]]:
+def step_input(batch: tuple, reads: Collection[str],
+               shard: slice | None = None) -> tuple[dict[str, Tensor]]:
     """The fields of ``batch`` (a NamedTuple) that a loss ``reads``, as the single argument of
-    its jitted step: an ``ms.mutable`` dict (see the module docstring)."""
+    its jitted step: an ``ms.mutable`` dict (see the module docstring).
+
+    ``shard`` is this rank's part of the global batch in a data-parallel run: every rank draws
+    the same global batch from the same RNG and keeps only its slice of each field (the batch
+    axis is 0, and 1 for the ``(P, B)`` augmentation parameters), so the RNG and loader state
+    stay those of one process."""
     unknown = set(reads) - set(batch._fields)
     if unknown:
         raise ValueError(f"the loss reads {sorted(unknown)}, which a {type(batch).__name__} "
@@ -141,16 +147,18 @@ def step_input(batch: tuple, reads: Collection[str]) -> tuple[dict[str, Tensor]]
             if value is None:
                 raise ValueError(f"the loss reads {name!r}, which this "
                                  f"{type(batch).__name__} does not have")
+            if shard is not None:
+                value = value[:, shard] if name.startswith("aug_") else value[shard]
             fields[name] = value
     return (ms.mutable(fields),)
 
 
-def phase_inputs(draw: Callable[[StepContext], tuple],
-                 reads: Collection[str]) -> Callable[[StepContext], tuple]:
+def phase_inputs(draw: Callable[[StepContext], tuple], reads: Collection[str],
+                 shard: slice | None = None) -> Callable[[StepContext], tuple]:
     """A :class:`~gantrain.engine.schedule.Phase` input builder: ``draw`` a batch, pass on
-    what the loss ``reads``."""
+    what the loss ``reads`` (this rank's ``shard`` of it in a data-parallel run)."""
 
     def inputs(ctx: StepContext) -> tuple[dict[str, Tensor]]:
-        return step_input(draw(ctx), reads)
+        return step_input(draw(ctx), reads, shard)
 
     return inputs

@@ -80,6 +80,7 @@ def build_gan(
     d_post_update: Sequence[PostUpdate] = (),
     g_accumulate: int = 1,
     d_accumulate: int = 1,
+    shard: slice | None = None,
 ) -> GAN:
     """Wire a generator and a discriminator into players ``G`` and ``D`` and a schedule.
 
@@ -100,12 +101,18 @@ def build_gan(
         augment: DiffAugment (Zhao et al. 2020) for everything D sees, in both steps.
         g_transforms, d_transforms, g_post_update, d_post_update, g_accumulate, d_accumulate:
             passed to the players.
+        shard: in a data-parallel run, this rank's slice of the global batch of
+            ``batch_size``; each step gets only that part of every draw.
     """
     d_penalty, g_penalty = _by_player(penalties)
     conditional = num_classes > 0
     if isinstance(pack, bool) or not isinstance(pack, int) or pack < 1 or batch_size % pack:
         raise ValueError(f"pack must be an int >= 1 that divides batch_size {batch_size}; "
                          f"got pack={pack!r}")
+    local = batch_size if shard is None else len(range(batch_size)[shard])
+    if local % pack:
+        raise ValueError(f"pack = {pack} must divide each worker's share of the batch "
+                         f"({local} of {batch_size}): D judges whole packs of samples")
     if pack > 1 and conditional:
         raise ValueError("pack > 1 (PacGAN) is for unconditional GANs: D(x, y) takes one label "
                          "per input, and a pack would mix classes")
@@ -139,15 +146,18 @@ def build_gan(
     def g_batch(ctx: StepContext) -> GBatch:
         return draws.g_batch(ctx, with_real=g_reads_real)
 
-    phases = [Phase(d_player, phase_inputs(draws.d_batch, d_loss.reads), repeats=n_critic)]
+    phases = [Phase(d_player, phase_inputs(draws.d_batch, d_loss.reads, shard),
+                    repeats=n_critic)]
     if d_penalty is not None and d_penalty.lazy:
         reg = lazy_penalty_loss(d_penalty, sides, critic)
         # the same draws as a D step, so that runs keep their RNG stream
         phases.append(Phase(d_player.objective("reg", reg.fn),
-                            phase_inputs(draws.d_batch, reg.reads), every=d_penalty.every))
-    phases.append(Phase(g_player, phase_inputs(g_batch, g_loss.reads)))
+                            phase_inputs(draws.d_batch, reg.reads, shard),
+                            every=d_penalty.every))
+    phases.append(Phase(g_player, phase_inputs(g_batch, g_loss.reads, shard)))
     if g_penalty is not None and g_penalty.lazy:
         reg = generator_penalty_loss(g_penalty, sides)
         phases.append(Phase(g_player.objective("reg", reg.fn),
-                            phase_inputs(draws.noise_batch, reg.reads), every=g_penalty.every))
+                            phase_inputs(draws.noise_batch, reg.reads, shard),
+                            every=g_penalty.every))
     return GAN(g_player, d_player, Schedule(phases), z_dim, num_classes)

@@ -17,6 +17,7 @@ from ...config.imports import build_cell
 from ...config.strict import ConfigError
 from ...data.registry import DataBundle, build_data
 from ...engine.ema import EMA
+from ...engine.hooks import Periodic
 from ...engine.loop import Hook, Loop
 from ...engine.sampling import Sampler
 from ...metrics.quality_hook import QualityHook
@@ -30,6 +31,7 @@ class GANRun(Run):
     """A GAN training run (``task = "gan"``): data, G and D players, sampling and metrics."""
 
     config: GANConfig
+    data_parallel = True
 
     def build(self) -> None:
         config = self.config
@@ -61,12 +63,16 @@ class GANRun(Run):
             if not self.is_image:
                 raise ConfigError("train.eval_every needs image data (2D runs are scored by the "
                                   "sample hook already)")
+            # every rank averages its BatchNorm statistics, then rank 0 alone scores and writes
+            sync = Periodic(lambda loop: self.sync_rank_state(), every=t.eval_every)
+            if not self.world.is_main:
+                return [sync]
             self.quality = QualityHook(
-                self.generate, self.data.dataset, self.writer, self.dir, self.save,
+                self.generate, self.data.dataset, self.writer, self.dir, self.write_checkpoint,
                 every=t.eval_every, classifier=t.eval_classifier, samples=t.eval_samples,
                 z_dim=self.config.gan.z_dim, num_classes=self.gan.num_classes,
                 seed=self.config.seed, keep_best=t.keep_best)
-            return [self.quality]
+            return [sync, self.quality]
         return []
 
     def _build_gan(self) -> GAN:
@@ -80,9 +86,11 @@ class GANRun(Run):
         if c.gan.penalty != "none":
             penalties.append(kinds[c.gan.penalty](c.gan.penalty_weight, c.gan.penalty_every))
         num_classes = c.gan.num_classes
-        if c.gan.pack < 1 or c.data.batch_size % c.gan.pack:
+        local = c.data.batch_size // self.world.size  # each worker's share of the batch
+        if c.gan.pack < 1 or local % c.gan.pack:
+            share = f" / {self.world.size} workers" if self.world.size > 1 else ""
             raise ConfigError(f"gan.pack = {c.gan.pack} must be >= 1 and divide data.batch_size "
-                              f"= {c.data.batch_size} (D judges whole packs of samples)")
+                              f"= {c.data.batch_size}{share} (D judges whole packs of samples)")
         if num_classes and not self.data.num_classes:
             raise ConfigError("gan.num_classes > 0 needs a labelled dataset; "
                               f"{c.data.dataset!r} has no labels")
@@ -115,6 +123,7 @@ class GANRun(Run):
             d_accumulate=c.optim.discriminator.accumulate,
             pack=c.gan.pack,
             aux_weight=c.gan.aux_weight,
+            shard=self.world.shard(c.data.batch_size) if self.world.size > 1 else None,
         )
 
     @property
