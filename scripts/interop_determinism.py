@@ -8,7 +8,7 @@ softplus loss over 20 fixed random batches) in fresh processes under four settin
 the gradients of each. The function has no Parameter writes, so nothing can be mis-ordered: a
 difference between settings is the kernels' own arithmetic.
 
-Measured with mindspore 2.10.0 on the 2-core CPU machine (docs/mindspore-notes.md, item 26):
+Measured with mindspore 2.10.0 on the 2-core CPU machine (docs/mindspore-notes.md, item 28):
 with 1 thread both settings agree; with 2 threads, ``inter_op_parallel_num = 1`` gives other
 gradients (to the last bits) than the default, which matches 1 thread. The process exits 1
 while that holds, 0 once all four agree (then the faster setting could be reconsidered).

@@ -372,7 +372,7 @@ def test_same_seeds_train_bit_identically():  # item 20
 
 
 @pytest.mark.slow  # four fresh interpreters, ~30 s
-def test_inter_op_one_changes_the_kernels_arithmetic():  # item 26
+def test_inter_op_one_changes_the_kernels_arithmetic():  # item 28
     """Why runtime.setup keeps the default inter-op setting: under it, results do not depend on
     the thread count; with one inter-op worker and two threads they do. When this fails,
     MindSpore changed and ``inter_op_parallel_num = 1`` (x1.09 idle) can be reconsidered."""

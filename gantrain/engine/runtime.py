@@ -15,7 +15,7 @@ It first refuses a Python outside the tested range, then sets:
 load), but a run resumed from a checkpoint then no longer matched the uninterrupted run bit for
 bit (tests/test_resume.py, mixture case), so exact resume wins (docs/performance.md, "Levers").
 The cause is MindSpore's kernels, not our graphs: with both threads per kernel their reductions
-split differently (docs/mindspore-notes.md, item 26).
+split differently (docs/mindspore-notes.md, item 28).
 :func:`setup` also refuses a mindspore outside the tested range before importing it.
 """
 
