@@ -43,6 +43,10 @@ class Target:
         return self.size[0] * self.size[1] * self.channels
 
 
+def chunk_count(count: int) -> int:
+    return (count + CHUNK - 1) // CHUNK
+
+
 def chunk_len(chunk: int, count: int) -> int:
     return min(CHUNK, count - chunk * CHUNK)
 

@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from .decode_workers import CHUNK, Target, chunk_len, decoded_chunks
+from . import decode_workers
+from .decode_workers import Target, chunk_count, chunk_len, decoded_chunks
 from .errors import DatasetError
 from .prepared import FORMAT_VERSION, HEADER, IMAGES, LABELS, cache_root, read_header
 
@@ -125,7 +126,7 @@ def _build(source: Any, target: Target, key: str, final: Path, workers: int, pro
            log: Callable[[str], None]) -> None:
     partial = final.parent / f".{final.name}.partial"
     count = len(source.names)
-    chunks = (count + CHUNK - 1) // CHUNK
+    chunks = chunk_count(count)
     bad = _resume(partial, key)
     try:
         if bad is None:
@@ -164,8 +165,8 @@ def _build(source: Any, target: Target, key: str, final: Path, workers: int, pro
 def _resume(partial: Path, key: str) -> dict[int, list] | None:
     """Chunks (with their skipped images) an interrupted build of ``key`` finished, or None."""
     try:
-        if json.loads((partial / BUILD).read_text())["key"] != key:
-            raise ValueError("another key")
+        if json.loads((partial / BUILD).read_text()) != _build_id(key):
+            raise ValueError("another key or chunk size")
         lines = (partial / DONE).read_text().splitlines() if (partial / DONE).exists() else []
     except (OSError, ValueError, KeyError):
         shutil.rmtree(partial, ignore_errors=True)
@@ -180,10 +181,15 @@ def _resume(partial: Path, key: str) -> dict[int, list] | None:
     return done
 
 
+def _build_id(key: str) -> dict[str, Any]:
+    """What a partial build must match to be continued: the key and the chunking."""
+    return {"key": key, "chunk": decode_workers.CHUNK}
+
+
 def _start(partial: Path, key: str, nbytes: int) -> None:
     """A fresh partial folder with the whole pixel file allocated (disk full fails here)."""
     partial.mkdir(parents=True)
-    (partial / BUILD).write_text(json.dumps({"key": key}))
+    (partial / BUILD).write_text(json.dumps(_build_id(key)))
     fd = os.open(partial / IMAGES, os.O_WRONLY | os.O_CREAT, 0o644)
     try:
         try:
