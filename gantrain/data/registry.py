@@ -117,7 +117,9 @@ def _python(batch_size: int, seed: int, factory: str, args: dict | None = None) 
     check_kwargs(make, {"batch_size": batch_size, "seed": seed, **(args or {})},
                  f"data.args.args ({factory})")
     source = IterableSource(make(batch_size, seed, **(args or {})), name=factory)
-    return DataBundle(source, source.sample_shape)
+    # the first batch stands in for "real samples" where a run shows or compares some
+    reference = ArrayDataset(*source.peek(), name=factory)
+    return DataBundle(source, source.sample_shape, dataset=reference)
 
 
 def _pair(value: Any, key: str) -> tuple[int, int]:

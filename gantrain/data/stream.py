@@ -32,8 +32,13 @@ class IterableSource:
         self.epoch, self.batches = 0, 0
         self._iter: Iterator[Any] | None = None
         self._first: tuple[np.ndarray, ...] | None = self._pull()  # handed out first
+        self._peeked = self._first
         self.sample_shape = tuple(self._first[0].shape[1:])
         self.labelled = len(self._first) > 1
+
+    def peek(self) -> tuple[np.ndarray, ...]:
+        """The first batch, without consuming it."""
+        return self._peeked
 
     def _new_iterator(self) -> Iterator[Any]:
         if hasattr(self.iterable, "create_tuple_iterator"):  # a mindspore.dataset pipeline
