@@ -20,7 +20,7 @@ def make(root, folder, steps: int) -> tuple[GANRun, LossTrace]:
                  "generator.args.width=8", "discriminator.args.width=8",
                  f"train.steps={steps}", "train.progress=false", "train.log_every=1000",
                  "train.sample_every=1000", "train.checkpoint_every=1000", "train.samples=16",
-                 "train.grid=4"]
+                 "train.grid=4", "gan.augment=\"\""]
     run = GANRun(load_config("dcgan_folder", overrides), folder)
     trace = LossTrace()
     run.loop.hooks.append(trace)
