@@ -133,7 +133,7 @@ def _pair(value: Any, key: str) -> tuple[int, int]:
 
 def _say_where(dataset: ArrayDataset | PreparedImages) -> None:
     """One log line: where the samples live (memory or a mapped file) and how big they are."""
-    if isinstance(dataset, PreparedImages):
+    if not isinstance(dataset, ArrayDataset):
         where = (f"memory-mapped from {dataset.folder} ({dataset.nbytes / 1e6:.0f} MB uint8, "
                  "converted per batch)")
     else:
@@ -144,8 +144,13 @@ def _say_where(dataset: ArrayDataset | PreparedImages) -> None:
 
 def _array(batch_size: int, seed: int, path: str, key: str | None = None,
            labels_key: str | None = None, size: int | None = None) -> DataBundle:
+    """A ``.npy``/``.npz`` image array; a uint8 ``.npy`` too big for memory as float32 is
+    memory-mapped instead (automatically, see ``mapped_array``; the log says which)."""
     from .arrays import load_array
+    from .mapped_array import MappedImages, worth_mapping
 
+    if worth_mapping(path, key, labels_key, size):
+        return _arrays(MappedImages(path), batch_size, seed)
     ds = load_array(path, key=key, labels_key=labels_key, size=size)
     return _arrays(ds, batch_size, seed)
 
