@@ -100,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         except (ValueError, OSError) as e:
             print(f"gantrain data: error: {e}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:  # the build said what it kept
+            return 130
     if args.command == "report":  # needs no MindSpore: answers in a fraction of a second
         from . import report
 

@@ -37,14 +37,18 @@ class FolderSource:
         files = find_images(self.root)
         self.classes, self.labels = _labels_for(self.root, files, labelled)
         self.names = [f.relative_to(self.root).as_posix() for f in files]
+        self._fingerprint: str | None = None
 
     def fingerprint(self) -> str:
-        """Hash of every item's relative name, byte size and modification time (ns)."""
-        digest = hashlib.sha256()
-        for name in self.names:
-            stat = (self.root / name).stat()
-            digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-        return digest.hexdigest()
+        """Hash of every item's relative name, byte size and modification time (ns), taken
+        once per source object (a later change needs a new ``FolderSource``)."""
+        if self._fingerprint is None:
+            digest = hashlib.sha256()
+            for name in self.names:
+                stat = (self.root / name).stat()
+                digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+            self._fingerprint = digest.hexdigest()
+        return self._fingerprint
 
     def decode(self, i: int, size: tuple[int, int], channels: int,
                crop: tuple[int, int] | None) -> np.ndarray:
