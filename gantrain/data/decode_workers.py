@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .errors import DatasetError
+from .sources import ImageSource
 
 CHUNK = 256  # images per task: small enough to lose little on a kill, large enough to batch
 
@@ -52,7 +53,7 @@ def chunk_len(chunk: int, count: int) -> int:
 
 
 @contextmanager
-def decoded_chunks(source: Any, target: Target, images: Path, todo: list[int], workers: int
+def decoded_chunks(source: ImageSource, target: Target, images: Path, todo: list[int], workers: int
                    ) -> Iterator[Iterable[tuple[int, list]]]:
     """Decode and write the chunks ``todo``; yields the ``(chunk, skipped)`` results as each
     lands. Leaving the block (normally, on Ctrl-C or on an error) stops the workers."""
@@ -76,7 +77,7 @@ def decoded_chunks(source: Any, target: Target, images: Path, todo: list[int], w
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(source: Any, target: Target, images: Path) -> None:
+def _init_worker(source: ImageSource, target: Target, images: Path) -> None:
     _WORKER.update(source=source, target=target, fd=os.open(images, os.O_WRONLY))
 
 

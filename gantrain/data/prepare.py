@@ -36,12 +36,13 @@ from . import decode_workers
 from .decode_workers import Target, chunk_count, chunk_len, decoded_chunks
 from .errors import DatasetError
 from .prepared import FORMAT_VERSION, HEADER, IMAGES, LABELS, cache_root, read_header
+from .sources import ImageSource
 
 BUILD, DONE = "build.json", "done.jsonl"
 MAX_LISTED_SKIPS = 20
 
 
-def cache_key(source: Any, target: Target) -> str:
+def cache_key(source: ImageSource, target: Target) -> str:
     """sha256 over everything that decides the prepared bytes (not the source's location)."""
     labels = None if source.labels is None else hashlib.sha256(source.labels.tobytes()).hexdigest()
     spec = {"format_version": FORMAT_VERSION, "kind": source.kind,
@@ -64,12 +65,12 @@ def find_prepared(root: Path, key: str) -> Path | None:
     return None
 
 
-def default_name(source: Any, target: Target, key: str) -> str:
+def default_name(source: ImageSource, target: Target, key: str) -> str:
     h, w = target.size
     return f"{source.root.stem or 'data'}-{h}x{w}-{key[:12]}"
 
 
-def prepare(source: Any, target: Target, *, cache_dir: str | os.PathLike | None = None,
+def prepare(source: ImageSource, target: Target, *, cache_dir: str | os.PathLike | None = None,
             name: str | os.PathLike | None = None, workers: int | None = None,
             progress: bool = True, log: Callable[[str], None] | None = None) -> Path:
     """The prepared folder for ``source`` at ``target``: found by key, or built now.
@@ -122,7 +123,7 @@ def _lock(final: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _build(source: Any, target: Target, key: str, final: Path, workers: int, progress: bool,
+def _build(source: ImageSource, target: Target, key: str, final: Path, workers: int, progress: bool,
            log: Callable[[str], None]) -> None:
     partial = final.parent / f".{final.name}.partial"
     count = len(source.names)
@@ -202,7 +203,7 @@ def _start(partial: Path, key: str, nbytes: int) -> None:
         os.close(fd)
 
 
-def _finish(source: Any, target: Target, key: str, partial: Path, final: Path,
+def _finish(source: ImageSource, target: Target, key: str, partial: Path, final: Path,
             bad: dict[int, list], log: Callable[[str], None]) -> None:
     """Compact away skipped images, write labels and header, rename into place."""
     skipped = sorted(s for chunk in bad.values() for s in chunk)

@@ -18,6 +18,7 @@ import json
 import os
 import zipfile
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -25,6 +26,21 @@ from .errors import DatasetError
 from .folder import IMAGE_SUFFIXES, _labels_for, find_images, load_image
 
 LABELS_FILE = "dataset.json"
+
+
+class ImageSource(Protocol):
+    """What a prepared-dataset build needs from a source."""
+
+    kind: str
+    root: Path
+    names: list[str]
+    labels: np.ndarray | None
+    classes: list[str]
+
+    def fingerprint(self) -> str: ...
+
+    def decode(self, i: int, size: tuple[int, int], channels: int,
+               crop: tuple[int, int] | None) -> np.ndarray: ...
 
 
 class FolderSource:
