@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("data", help="prepare an image folder or ZIP into the dataset cache, or "
@@ -63,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
 def describe(data) -> str:
     """The lines ``gantrain data info`` prints."""
+    import numpy as np
+
     h = data.header
     lines = [f"prepared dataset {data.folder}",
              f"  source     {h['source']} ({h['source_kind']})",
