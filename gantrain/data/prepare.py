@@ -25,6 +25,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,10 @@ def _build(source: ImageSource, target: Target, key: str, final: Path, workers: 
         log(f"data: interrupted; {partial} keeps the chunks written so far and the next "
             "prepare of the same source continues from there")
         raise
+    except BrokenProcessPool:
+        raise DatasetError(f"a decoding worker process died (out of memory, or killed) while "
+                           f"preparing {final}; {partial} keeps the chunks written so far: run "
+                           "again to continue, with fewer workers if memory is short") from None
     except OSError as exc:
         shutil.rmtree(partial, ignore_errors=True)
         raise _write_error(exc, final, count * target.row_bytes) from None

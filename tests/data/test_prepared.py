@@ -209,3 +209,22 @@ def test_a_truncated_pixel_file_is_not_a_dataset(images, tmp_path):
     os.truncate(folder / "images.u8", 1000)
     with pytest.raises(DatasetError, match="the header promises"):
         PreparedImages(folder)
+
+
+def test_a_worker_that_dies_is_an_error_and_the_build_can_continue(images, tmp_path,
+                                                                   monkeypatch):
+    monkeypatch.setattr(decode_workers, "CHUNK", 32)
+    real_decode = FolderSource.decode
+
+    def dies(self, i, *a):  # forked workers inherit this patch
+        if i == 100:
+            os._exit(1)
+        return real_decode(self, i, *a)
+
+    monkeypatch.setattr(FolderSource, "decode", dies)
+    with pytest.raises(DatasetError, match="decoding worker process died"):
+        build(images, tmp_path, workers=2, name="died")
+    assert not (tmp_path / "died").exists() and (tmp_path / ".died.partial").is_dir()
+    monkeypatch.setattr(FolderSource, "decode", real_decode)
+    finished = PreparedImages(build(images, tmp_path, name="died"))
+    assert np.array_equal(finished.pixels, PreparedImages(build(images, tmp_path / "b")).pixels)
