@@ -18,6 +18,12 @@ def _mindspore_cpu():
     runtime.setup("CPU", 0)
 
 
+@pytest.fixture(autouse=True)
+def _data_cache(tmp_path_factory, monkeypatch):
+    """Prepared datasets go to a fresh temp folder, never the user's ~/.cache."""
+    monkeypatch.setenv("GANTRAIN_DATA_CACHE", str(tmp_path_factory.mktemp("data-cache")))
+
+
 @pytest.fixture
 def in_tmp(tmp_path, monkeypatch):
     """Run the test with the working directory in a fresh temp folder."""

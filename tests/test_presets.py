@@ -33,7 +33,7 @@ def fake_data(preset: str, root) -> list[str]:
         for i in range(70):
             arr = rng.integers(0, 256, (40, 50, 3), dtype=np.uint8)
             Image.fromarray(arr).save(root / "imgs" / f"{i}.png")
-        return [f"data.args.root={root / 'imgs'}"]
+        return [f"data.args.root={root / 'imgs'}", "data.batch_size=16"]
     if dataset == "unpaired_folder":
         rng = np.random.default_rng(0)
         for part in ("trainA", "trainB", "testA", "testB"):
@@ -52,7 +52,7 @@ def fake_data(preset: str, root) -> list[str]:
 # Image presets whose build (and first 500-sample eval-mode draw) takes over ~1 s, and the
 # PacGAN variants that repeat pacgan2_2d_grid; the default preset, dcgan_digits, stays fast.
 SLOW_TO_BUILD = {"sngan_hinge_cifar10", "cyclegan_folder", "cyclegan_digits", "stacked_mnist_dcgan",
-                 "dcgan_folder", "dcgan_mnist", "wgan_gp_mnist", "cgan_digits",
+                 "dcgan_folder", "dcgan_celeba64", "dcgan_mnist", "wgan_gp_mnist", "cgan_digits",
                  "pacgan2_2d_ring", "pacgan3_2d_grid", "pacgan3_2d_ring", "pacgan4_2d_grid",
                  "pacgan4_2d_ring"}
 
@@ -70,7 +70,7 @@ def test_preset_builds_a_run(preset, tmp_path):
 
 
 @pytest.mark.parametrize("preset", ["dcgan_mnist", "wgan_gp_mnist", "sngan_hinge_cifar10",
-                                    "dcgan_folder"])
+                                    "dcgan_folder", "dcgan_celeba64"])
 def test_missing_dataset_says_where_it_was_expected(preset, tmp_path):
     config = load_config(preset, [f'data.args.root="{tmp_path / "nothing"}"'])
     with pytest.raises(ValueError) as e:

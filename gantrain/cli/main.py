@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import data
+
 DEFAULT_PRESET = "dcgan_digits"
 EVAL_COMMANDS = ("train-classifier", "stats", "convert-weights")  # parsed by cli/evaluate.py
 DESCRIPTION = """\
@@ -26,6 +28,8 @@ examples:
   gantrain report runs/<run>                      # runs/<run>/report.html (also written live)
   gantrain report runs/a runs/b --out ab.html     # several runs overlaid
   gantrain presets
+  gantrain data prepare ~/data/celeba --size 64 --crop 108 --out celeba64
+  gantrain data info celeba64
 
 A run folder's config names the networks it builds; a model given as a file (nets.py:G) is
 imported and executed: only sample, evaluate or resume run folders you trust."""
@@ -103,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
                    "report.html in the current folder for several)")
 
     sub.add_parser("presets", help="list the configs shipped with gantrain")
+    data.add_parser(sub)
     return p
 
 
@@ -112,6 +117,14 @@ def main(argv: list[str] | None = None) -> int:
         args = argparse.Namespace(command=f"eval {argv[1]}", rest=argv[2:])
     else:
         args = _parser().parse_args(argv)
+    if args.command == "data":  # needs no MindSpore either
+        try:
+            return data.run(args)
+        except (ValueError, OSError) as e:
+            print(f"gantrain data: error: {e}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:  # the build said what it kept
+            return 130
     if args.command == "report":  # needs no MindSpore: answers in a fraction of a second
         from . import report
 

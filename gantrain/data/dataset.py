@@ -37,3 +37,7 @@ class ArrayDataset:
     @property
     def sample_shape(self) -> tuple[int, ...]:
         return tuple(self.x.shape[1:])
+
+    def gather(self, indices: np.ndarray) -> np.ndarray:
+        """Samples ``indices``, as every loader reads them (see ``PreparedImages.gather``)."""
+        return self.x[indices]

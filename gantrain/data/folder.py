@@ -18,6 +18,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 from PIL import Image
@@ -51,13 +52,14 @@ def image_folder(
     channels: int = 3,
     labelled: bool | None = None,
     skip_bad: bool = False,
+    crop: int | tuple[int, int] | None = None,
 ) -> ArrayDataset:
     """Load an image folder as x (N, channels, H, W) in [-1, 1], labels from subfolders if any.
 
     Same arguments as :func:`read_image_folder`; skipped files are reported with a warning.
     Use ``read_image_folder`` to get the class names and the skipped files themselves.
     """
-    result = read_image_folder(root, size, channels, labelled, skip_bad)
+    result = read_image_folder(root, size, channels, labelled, skip_bad, crop)
     if result.skipped:
         first, reason = result.skipped[0]
         warnings.warn(
@@ -74,6 +76,7 @@ def read_image_folder(
     channels: int = 3,
     labelled: bool | None = None,
     skip_bad: bool = False,
+    crop: int | tuple[int, int] | None = None,
 ) -> FolderImages:
     """Load every image under ``root`` and report classes, files and skipped files.
 
@@ -92,7 +95,7 @@ def read_image_folder(
     skipped: list[tuple[Path, str]] = []
     for i, path in enumerate(files):
         try:
-            image = load_image(path, (height, width), channels)
+            image = load_image(path, (height, width), channels, crop)
         except DatasetError as exc:
             if not skip_bad:
                 raise
@@ -133,21 +136,39 @@ def find_images(root: str | os.PathLike) -> list[Path]:
 
 
 def load_image(
-    path: str | os.PathLike, size: int | tuple[int, int], channels: int = 3
+    path: str | os.PathLike | IO[bytes],
+    size: int | tuple[int, int],
+    channels: int = 3,
+    crop: int | tuple[int, int] | None = None,
+    name: str | None = None,
 ) -> np.ndarray:
-    """One image as uint8 (H, W) for 1 channel or (H, W, 3): converted, resized, cropped.
+    """One image as uint8 (H, W) for 1 channel or (H, W, 3): converted, cropped, resized.
 
+    ``path`` is a file name or an open binary file (a ZIP member); ``name`` is what errors
+    call it. ``crop`` (int or (height, width), source pixels) first takes that box from the
+    image centre, clamped to the image; then the shorter side is fitted and the centre kept.
     Any decoding failure becomes a DatasetError naming the file, with the cause chained.
     """
-    path = Path(path)
+    where = name if name is not None else str(path)
     height, width = _target_size(size)
     try:
         with Image.open(path) as image:
-            image.draft(MODES[channels], (width, height))  # JPEG: decode at a reduced scale
+            if crop is None:  # JPEG: decode at a reduced scale (a crop needs the full image)
+                image.draft(MODES[channels], (width, height))
             image = to_mode(image, MODES[channels])
     except Exception as exc:  # decoders raise many types; any failure means a bad file
-        raise DatasetError(f"{path}: unreadable image: {type(exc).__name__}: {exc}") from exc
+        raise DatasetError(f"{where}: unreadable image: {type(exc).__name__}: {exc}") from exc
+    if crop is not None:
+        image = center_crop(image, crop)
     return np.asarray(resize_crop(image, (height, width)))
+
+
+def center_crop(image: Image.Image, crop: int | tuple[int, int]) -> Image.Image:
+    """The centred ``crop`` box (height, width) of ``image``, clamped to the image size."""
+    box_h, box_w = _target_size(crop)
+    box_h, box_w = min(box_h, image.height), min(box_w, image.width)
+    left, top = (image.width - box_w) // 2, (image.height - box_h) // 2
+    return image.crop((left, top, left + box_w, top + box_h))
 
 
 def to_mode(image: Image.Image, mode: str) -> Image.Image:

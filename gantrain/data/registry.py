@@ -6,6 +6,7 @@ needs to know about it (sample shape, classes, and for mixtures the mixture itse
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from ..engine.context import BatchSource
 from .dataset import ArrayDataset
 from .loader import ArrayLoader
 from .mixtures import Mixture, MixtureSource, get_mixture
+from .prepared import PreparedImages, resolve_prepared
 
 
 @dataclass
@@ -26,7 +28,7 @@ class DataBundle:
     sample_shape: tuple[int, ...]
     num_classes: int = 0
     mixture: Mixture | None = None
-    dataset: Any = None  # the ArrayDataset, for in-memory data
+    dataset: Any = None  # the ArrayDataset (in memory) or PreparedImages (memory-mapped)
 
 
 def _mixture(batch_size: int, seed: int, name: str = "grid") -> DataBundle:
@@ -35,7 +37,8 @@ def _mixture(batch_size: int, seed: int, name: str = "grid") -> DataBundle:
     return DataBundle(MixtureSource(mixture, batch_size, seed), (2,), mixture=mixture)
 
 
-def _arrays(dataset: ArrayDataset, batch_size: int, seed: int) -> DataBundle:
+def _arrays(dataset: ArrayDataset | PreparedImages, batch_size: int, seed: int) -> DataBundle:
+    _say_where(dataset)
     return DataBundle(ArrayLoader(dataset, batch_size, seed), dataset.sample_shape,
                       dataset.num_classes, dataset=dataset)
 
@@ -69,17 +72,85 @@ def _cifar10(batch_size: int, seed: int, root: str, split: str = "train",
 
 
 def _folder(batch_size: int, seed: int, root: str, size: int = 64, channels: int = 3,
-            labelled: bool | None = None, skip_bad: bool = False) -> DataBundle:
-    from .folder import image_folder
+            labelled: bool | None = None, skip_bad: bool = False, crop: Any = None,
+            cache: bool = True, cache_dir: str | None = None,
+            workers: int | None = None) -> DataBundle:
+    """An image folder (or a StyleGAN-style ``.zip``). With ``cache`` (the default) the images
+    are prepared once into a memory-mapped uint8 cache under ``cache_dir`` (default: see
+    ``gantrain.data.prepared.cache_root``) by ``workers`` processes, and later runs reuse it;
+    ``cache = false`` decodes a folder into memory on every run."""
+    if not cache:
+        if str(root).lower().endswith(".zip"):
+            raise ConfigError("data.args.cache = false reads folders only; a .zip is always "
+                              "prepared into the cache")
+        from .folder import image_folder
 
-    ds = image_folder(root, size=size, channels=channels, labelled=labelled, skip_bad=skip_bad)
-    return _arrays(ds, batch_size, seed)
+        ds = image_folder(root, size=size, channels=channels, labelled=labelled,
+                          skip_bad=skip_bad, crop=crop)
+        return _arrays(ds, batch_size, seed)
+    from .prepare import Target, prepare
+    from .sources import open_source
+
+    target = Target(_pair(size, "size"), channels, None if crop is None else _pair(crop, "crop"),
+                    skip_bad)
+    if channels not in (1, 3):
+        raise ConfigError(f"data.args.channels must be 1 or 3, got {channels}")
+    folder = prepare(open_source(root, labelled), target, cache_dir=cache_dir, workers=workers)
+    return _arrays(PreparedImages(folder), batch_size, seed)
+
+
+def _prepared(batch_size: int, seed: int, name: str, cache_dir: str | None = None
+              ) -> DataBundle:
+    """A dataset made by ``gantrain data prepare SRC --out NAME``: ``name`` under the cache
+    root, or a path to the folder."""
+    return _arrays(PreparedImages(resolve_prepared(name, cache_dir)), batch_size, seed)
+
+
+def _python(batch_size: int, seed: int, factory: str, args: dict | None = None) -> DataBundle:
+    """Your own pipeline: ``factory = "my_data.py:make"`` is called as ``make(batch_size,
+    seed, **args)`` and returns a ``mindspore.dataset`` pipeline or any re-iterable of
+    batches. Not exactly resumable (a resume restarts the stream, with a warning)."""
+    from ..config.imports import load_object
+    from .stream import IterableSource
+
+    make = load_object(factory, "data.args.factory")
+    check_kwargs(make, {"batch_size": batch_size, "seed": seed, **(args or {})},
+                 f"data.args.args ({factory})")
+    source = IterableSource(make(batch_size, seed, **(args or {})), name=factory)
+    # the first batch stands in for "real samples" where a run shows or compares some
+    reference = ArrayDataset(*source.peek(), name=factory)
+    return DataBundle(source, source.sample_shape, dataset=reference)
+
+
+def _pair(value: Any, key: str) -> tuple[int, int]:
+    if isinstance(value, int) and value > 0:
+        return value, value
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(
+            isinstance(v, int) and v > 0 for v in value):
+        return int(value[0]), int(value[1])
+    raise ConfigError(f"data.args.{key} must be a positive int or [height, width], got {value!r}")
+
+
+def _say_where(dataset: ArrayDataset | PreparedImages) -> None:
+    """One log line: where the samples live (memory or a mapped file) and how big they are."""
+    if not isinstance(dataset, ArrayDataset):
+        where = (f"memory-mapped from {dataset.folder} ({dataset.nbytes / 1e6:.0f} MB uint8, "
+                 "converted per batch)")
+    else:
+        where = f"in memory ({dataset.x.nbytes / 1e6:.0f} MB float32)"
+    print(f"data: {dataset.name or 'dataset'}, {len(dataset)} samples of "
+          f"{tuple(dataset.sample_shape)}, {where}", file=sys.stderr)
 
 
 def _array(batch_size: int, seed: int, path: str, key: str | None = None,
            labels_key: str | None = None, size: int | None = None) -> DataBundle:
+    """A ``.npy``/``.npz`` image array; a uint8 ``.npy`` too big for memory as float32 is
+    memory-mapped instead (automatically, see ``mapped_array``; the log says which)."""
     from .arrays import load_array
+    from .mapped_array import MappedImages, worth_mapping
 
+    if worth_mapping(path, key, labels_key, size):
+        return _arrays(MappedImages(path), batch_size, seed)
     ds = load_array(path, key=key, labels_key=labels_key, size=size)
     return _arrays(ds, batch_size, seed)
 
@@ -140,6 +211,8 @@ BUILDERS: dict[str, Callable[..., DataBundle]] = {
     "cifar10": _cifar10,
     "folder": _folder,
     "array": _array,
+    "prepared": _prepared,
+    "python": _python,
 }
 
 
