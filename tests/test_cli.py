@@ -50,7 +50,9 @@ def test_resume_continues_and_refuses_structural_changes(in_tmp, capsys):
     assert state["config"]["train"]["steps"] == 60
     resumes = [json.loads(x) for x in (in_tmp / "runs" / "r" / "metrics.jsonl").read_text()
                .splitlines() if '"resume"' in x]
-    assert resumes == [{"iteration": 40, "kind": "resume", "changed": ["train.steps"]}]
+    # the record also says how many workers continued the run (one process here)
+    assert resumes == [{"iteration": 40, "kind": "resume", "changed": ["train.steps"],
+                        "workers": 1}]
     capsys.readouterr()
     assert main(["train", "--resume", run, "--set", "optim.generator.lr=0.5"]) == 2
     assert "optim.generator.lr" in capsys.readouterr().err
