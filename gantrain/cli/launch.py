@@ -76,18 +76,7 @@ def check_config(config, workers: int) -> None:
     from ..config.strict import ConfigError
     from ..recipes.registry import get_recipe
 
-    run_class = get_recipe(config.task).run
-    if not run_class.data_parallel:
-        raise LaunchError(f"task {config.task!r} runs in one process only: "
-                          f"{run_class.data_parallel_blocker}; train it without --workers")
-    batch = config.data.batch_size
-    if batch % workers:
-        raise LaunchError(f"--workers {workers}: data.batch_size = {batch} is the global batch "
-                          f"and must be divisible by the number of workers")
-    pack = getattr(getattr(config, "gan", None), "pack", 1)
-    if (batch // workers) % pack:
-        raise LaunchError(f"--workers {workers}: each worker's share of data.batch_size = "
-                          f"{batch} ({batch // workers}) must be a multiple of gan.pack = {pack}")
+    get_recipe(config.task).run.check_data_parallel(config, workers)
     for f in fields(config):  # a model file that cannot be imported fails here, not in N logs
         section = getattr(config, f.name)
         if isinstance(section, ModelConfig):

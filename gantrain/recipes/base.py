@@ -59,7 +59,7 @@ class Run:
         runtime.setup(config.device, config.seed)
         self.world = dist.world()
         if self.world.size > 1:
-            self.check_data_parallel(config)
+            self.check_data_parallel(config, self.world.size)
         self.last_report: Any = None
         self.report_path: Path | None = None  # report.html, once written
         self.build()
@@ -83,16 +83,16 @@ class Run:
                          t.progress and writes, agree)
 
     @classmethod
-    def check_data_parallel(cls, config: RunConfig) -> None:
-        """Refuse a run on more than one worker that this recipe or config cannot do."""
-        size = dist.world().size
+    def check_data_parallel(cls, config: RunConfig, workers: int) -> None:
+        """Refuse a run on ``workers`` > 1 workers that this recipe or config cannot do (the
+        launcher calls it before any worker starts, each worker again)."""
         if not cls.data_parallel:
             raise ConfigError(f"task {config.task!r} runs in one process only: "
                               f"{cls.data_parallel_blocker}; train it without --workers")
         batch = config.data.batch_size
-        if batch % size:
+        if batch % workers:
             raise ConfigError(f"data.batch_size = {batch} is the global batch and must be "
-                              f"divisible by the number of workers ({size}); each worker "
+                              f"divisible by the number of workers ({workers}); each worker "
                               f"takes batch_size / workers samples")
 
     def _tensorboard(self) -> TensorBoardWriter:

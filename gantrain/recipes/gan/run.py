@@ -33,6 +33,15 @@ class GANRun(Run):
     config: GANConfig
     data_parallel = True
 
+    @classmethod
+    def check_data_parallel(cls, config: GANConfig, workers: int) -> None:
+        super().check_data_parallel(config, workers)
+        share, pack = config.data.batch_size // workers, config.gan.pack
+        if pack >= 1 and share % pack:
+            raise ConfigError(f"each worker's share of data.batch_size = "
+                              f"{config.data.batch_size} ({share}) must be a multiple of "
+                              f"gan.pack = {pack}")
+
     def build(self) -> None:
         config = self.config
         self.data: DataBundle = build_data(
