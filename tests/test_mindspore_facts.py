@@ -385,3 +385,36 @@ def test_inter_op_one_changes_the_kernels_arithmetic():  # item 28
     assert gradient_hash(1, 1, 5) == one_thread
     assert gradient_hash(2, 0, 5) == one_thread
     assert gradient_hash(2, 1, 5) != one_thread
+
+
+@pytest.mark.slow  # four fresh interpreters, ~15-40 s
+def test_compile_cache_loses_jit_functions_weights_and_ignores_shapes(tmp_path):  # item 29
+    """Why gantrain turns MindSpore's compile cache off: a cached ``@ms.jit`` function (our
+    player steps) computes with unbound weights, and a graph cached for other shapes is loaded.
+    Cells' graphs load exactly. When this fails, MindSpore changed: re-check item 29."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    try:
+        from compile_cache_check import check
+    finally:
+        sys.path.pop(0)
+    holds, runs = check()
+    assert holds, runs
+    code = """
+import gantrain, os
+import mindspore as ms
+from mindspore import Tensor, nn
+gantrain.setup()
+net = nn.Dense(3, 2)
+@ms.jit
+def f(x):
+    return net(x).sum()
+print(os.environ["MS_COMPILER_CACHE_ENABLE"], f(Tensor([[1.0, 2.0, 3.0]])))
+"""
+    (tmp_path / "guarded.py").write_text(code)  # jit needs the source in a file
+    cache = tmp_path / "cache"
+    done = run_python("import runpy; runpy.run_path('guarded.py')", tmp_path,
+                      {"MS_COMPILER_CACHE_ENABLE": "1",
+                       "MS_COMPILER_CACHE_PATH": str(cache)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("0 ") and "item 29" in done.stderr
+    assert not cache.exists()

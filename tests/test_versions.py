@@ -3,6 +3,7 @@ ranges in gantrain/engine/runtime.py agree with pyproject.toml."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,11 @@ def test_pyproject_declares_the_same_ranges():
     (lo_major, lo_minor), (hi_major, hi_minor) = runtime.PYTHON_RANGE
     assert project["requires-python"] == f">={lo_major}.{lo_minor},<{hi_major}.{hi_minor + 1}"
     assert runtime.MINDSPORE_REQUIREMENT in project["dependencies"]
+
+
+@pytest.mark.parametrize("value", ["1", "true"])
+def test_mindspore_compile_cache_is_turned_off_with_a_warning(monkeypatch, value):  # notes 29
+    monkeypatch.setenv("MS_COMPILER_CACHE_ENABLE", value)
+    with pytest.warns(RuntimeWarning, match="item 29"):
+        runtime.prepare_environment()
+    assert os.environ["MS_COMPILER_CACHE_ENABLE"] == "0"

@@ -9,6 +9,10 @@ It first refuses a Python outside the tested range, then sets:
 * ``GLOG_v=3``: MindSpore's C++ warnings stay out of the terminal (errors still show).
 * ``MS_OM_PATH``: failed graph compiles write ``rank_0/om/analyze_fail.ir``; they go to a temp
   folder instead of the user's working directory.
+* ``MS_COMPILER_CACHE_ENABLE=0``, with a warning, when the user turned MindSpore's compile cache
+  on: a cached ``@ms.jit`` function (every player step) is loaded with unbound weights and
+  trains on NaN, and the cache is keyed by source files, not shapes (docs/mindspore-notes.md,
+  item 29).
 
 :func:`setup` leaves mindspore's inter-op scheduling at its default on purpose:
 ``inter_op_parallel_num=1`` made DCGAN steps 1.09x faster on the idle machine (1.46x under
@@ -95,6 +99,15 @@ def prepare_environment() -> None:
         )
     for key, value in _ENV_DEFAULTS.items():
         os.environ.setdefault(key, value)
+    if os.environ.get("MS_COMPILER_CACHE_ENABLE", "0") not in ("", "0"):
+        warnings.warn(
+            "MS_COMPILER_CACHE_ENABLE is turned off for gantrain: MindSpore 2.10 loads a cached "
+            "@ms.jit step with unbound weights (NaN results) and does not key the cache on "
+            "shapes (docs/mindspore-notes.md, item 29).",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        os.environ["MS_COMPILER_CACHE_ENABLE"] = "0"
 
 
 _device: str | None = None  # what setup() last passed to ms.set_device

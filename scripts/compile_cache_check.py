@@ -1,0 +1,154 @@
+"""Can MindSpore's compile cache serve gantrain's steps? (no gantrain code in the child)
+
+    python scripts/compile_cache_check.py
+
+Runs one child script three times in fresh processes with ``MS_COMPILER_CACHE_ENABLE=1`` and
+one ``MS_COMPILER_CACHE_PATH``: cold (compiles, writes the cache), warm (same script, same
+shapes: loads it), then warm with a hidden width changed by an environment variable (same
+script text, other shapes). The child compiles three graphs: a plain ``@ms.jit`` function
+over a net's forward (gantrain's player steps are such functions), an ``nn.Cell`` whose
+``construct`` is ``@ms.jit`` (forward), and a Cell training step (gradients + Adam, 3 steps).
+It prints one JSON line: each graph's output, the same forwards run eagerly, a hash of the
+trained weights, and the first call's seconds.
+
+Measured with mindspore 2.10.0 on CPU (docs/mindspore-notes.md, item 29):
+
+* the plain ``@ms.jit`` function, loaded from the cache, reads unbound parameters: NaN or
+  garbage instead of the eager value (MindSpore binds cached graphs' weights by name from a
+  Cell's ``parameters_dict()``, and a function has none);
+* the Cell graphs load and are exact: forward and the 3 trained steps bit-identical to the
+  cold run, first call several times faster;
+* the cache is keyed by a hash of the entry script and the local (not installed) modules it
+  imports, never by shapes or values: with the width changed and the script unchanged the
+  stale graph is loaded (a segfault here, or wrong numbers).
+
+Prints the three runs and exits 0 when these facts still hold, 1 otherwise (then re-check the
+notes item: MindSpore changed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CHILD = r"""
+import hashlib, json, os, time
+os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
+import numpy as np
+import mindspore as ms
+from mindspore import Tensor, nn
+
+ms.set_device("CPU")
+ms.set_context(mode=ms.PYNATIVE_MODE)
+ms.set_seed(0)
+W = int(os.environ["WIDTH"])
+
+
+def mlp(prefix):
+    net = nn.SequentialCell(nn.Dense(8, W), nn.ReLU(), nn.Dense(W, 1))
+    for p in net.get_parameters():
+        p.name = prefix + "." + p.name
+    return net
+
+
+fn_net, cell_net, train_net = mlp("f"), mlp("c"), mlp("t")
+
+
+@ms.jit
+def forward(x):
+    return fn_net(x).sum()
+
+
+class Forward(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    @ms.jit
+    def construct(self, x):
+        return self.net(x).sum()
+
+
+class TrainStep(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.opt = nn.Adam(net.trainable_params(), 1e-2)
+        self.grad = ms.value_and_grad(self.loss, None, self.opt.parameters)
+
+    def loss(self, x):
+        return self.net(x).square().mean()
+
+    @ms.jit
+    def construct(self, x):
+        loss, grads = self.grad(x)
+        self.opt(grads)
+        return loss
+
+
+x = Tensor(np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32))
+step = TrainStep(train_net)
+out, seconds = {}, {}
+for name, call in (("function", forward), ("cell", Forward(cell_net)), ("train", step)):
+    t = time.perf_counter()
+    out[name] = float(call(x).asnumpy())
+    seconds[name] = round(time.perf_counter() - t, 3)
+for _ in range(2):
+    out["train"] = float(step(x).asnumpy())
+weights = b"".join(p.asnumpy().tobytes() for p in train_net.get_parameters())
+print(json.dumps({
+    "out": out, "first_call_s": seconds,
+    "eager": {"function": float(fn_net(x).sum().asnumpy()),
+              "cell": float(cell_net(x).sum().asnumpy())},
+    "trained_weights": hashlib.sha256(weights).hexdigest()[:16],
+}))
+"""
+
+
+def run_child(folder: Path, cache: Path, width: int) -> dict:
+    """One fresh process with the cache on; its JSON line, or the exit code it died with."""
+    env = {**os.environ, "MS_COMPILER_CACHE_ENABLE": "1", "MS_COMPILER_CACHE_PATH": str(cache),
+           "WIDTH": str(width), "GLOG_v": "3"}
+    done = subprocess.run([sys.executable, str(folder / "child.py")], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        return {"returncode": done.returncode, "stderr": done.stderr[-400:]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def check() -> tuple[bool, list[dict]]:
+    """Run cold, warm, and warm with other shapes; whether item 29's facts hold, and the runs."""
+    with tempfile.TemporaryDirectory(prefix="gantrain-compile-cache-") as tmp:
+        folder = Path(tmp)
+        (folder / "child.py").write_text(CHILD)
+        cache = folder / "cache"
+        cold = run_child(folder, cache, 32)
+        warm = run_child(folder, cache, 32)
+        other = run_child(folder, cache, 16)
+    runs = [cold, warm, other]
+    holds = (
+        "out" in cold and "out" in warm
+        and cold["out"]["function"] == cold["eager"]["function"]
+        and warm["out"]["function"] != warm["eager"]["function"]  # unbound weights: wrong
+        and warm["out"]["cell"] == cold["out"]["cell"] == warm["eager"]["cell"]
+        and warm["out"]["train"] == cold["out"]["train"]
+        and warm["trained_weights"] == cold["trained_weights"]
+        and ("returncode" in other or other["out"]["cell"] != other["eager"]["cell"])
+    )
+    return holds, runs
+
+
+def main() -> None:
+    holds, runs = check()
+    for label, run in zip(("cold", "warm", "warm, other width"), runs):
+        print(label, json.dumps(run))
+    print("facts hold" if holds else "facts changed: re-check docs/mindspore-notes.md item 29")
+    sys.exit(0 if holds else 1)
+
+
+if __name__ == "__main__":
+    main()
