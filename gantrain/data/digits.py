@@ -8,7 +8,9 @@ height fills about 20/28 of the frame, as in MNIST.
 
 Speed: glyphs are rendered once per (digit, stroke width); each sample is then a single
 ``Image.transform`` (C code) at 2x supersampling followed by a box downscale and a blur.
-All randomness comes from one ``numpy`` generator, so a seed gives bit-identical arrays.
+All randomness comes from one ``numpy`` generator, so a seed gives bit-identical arrays, and
+the rendered uint8 pixels are kept in the data cache (:mod:`gantrain.data.array_cache`): 10,000
+digits render in ~2 s idle and read back in milliseconds.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
+from .array_cache import cached_arrays
 from .dataset import ArrayDataset
 
 NUM_CLASSES = 10
@@ -38,16 +41,33 @@ class _Glyph:
     height: int
 
 
-def embedded_digits(n: int = 10000, size: int = 28, seed: int = 0) -> ArrayDataset:
+def embedded_digits(n: int = 10000, size: int = 28, seed: int = 0,
+                    cache: bool = True) -> ArrayDataset:
     """Render ``n`` jittered grayscale digits as a labelled (n, 1, size, size) dataset.
 
     Classes are balanced (counts differ by at most one) and shuffled; labels are int32 in
-    0..9; pixels are float32 in [-1, 1] with background -1. Same arguments, same arrays.
+    0..9; pixels are float32 in [-1, 1] with background -1. Same arguments, same arrays,
+    whether rendered now or read from the data cache (``cache=False`` always renders).
     """
     if n < 1:
         raise ValueError(f"embedded_digits: n must be >= 1, got {n}")
     if size < 8:
         raise ValueError(f"embedded_digits: size must be >= 8, got {size}")
+    if cache:
+        arrays = cached_arrays("embedded_digits", {"n": n, "size": size, "seed": seed},
+                               __file__, lambda: _render(n, size, seed))
+    else:
+        arrays = _render(n, size, seed)
+    # In place: one float32 copy instead of three (same arithmetic, same bits).
+    x = arrays["images"].astype(np.float32)[:, None]
+    x /= np.float32(127.5)
+    x -= np.float32(1.0)
+    return ArrayDataset(x=x, y=arrays["labels"], num_classes=NUM_CLASSES,
+                        name="embedded_digits")
+
+
+def _render(n: int, size: int, seed: int) -> dict[str, np.ndarray]:
+    """The digits as uint8 (n, size, size) ``images`` and int32 ``labels``."""
     rng = np.random.default_rng(seed)
     labels = rng.permutation(np.arange(n) % NUM_CLASSES).astype(np.int32)
     glyphs = _render_glyphs(font_size=size * SUPERSAMPLE)
@@ -59,8 +79,7 @@ def embedded_digits(n: int = 10000, size: int = 28, seed: int = 0) -> ArrayDatas
     images = np.empty((n, size, size), dtype=np.uint8)
     for i, glyph in enumerate(chosen):
         images[i] = _draw(glyph.image, list(zip(boxes, quads[i])), float(params.blur[i]), out)
-    x = images.astype(np.float32)[:, None] / np.float32(127.5) - np.float32(1.0)
-    return ArrayDataset(x=x, y=labels, num_classes=NUM_CLASSES, name="embedded_digits")
+    return {"images": images, "labels": labels}
 
 
 def _draw(glyph: Image.Image, mesh: list[tuple], blur: float, out: int) -> np.ndarray:
