@@ -34,3 +34,28 @@ def test_benchmark_2d_reports_modes(in_tmp):
     assert plain["high_quality"]["mean"] == pytest.approx(sum(hq) / 2)
     assert plain["high_quality"]["worst"] == min(hq)
     assert "| gan_2d_ring | drs80 | 2 |" in out.stdout and "published" in out.stdout
+
+
+@pytest.mark.slow  # two fresh processes building and compiling a small DCGAN
+def test_bench_startup_compares_cold_and_warm_data_cache_with_rss_stages(in_tmp):
+    small = ["data.args.n=256", "generator.args.width=8", "discriminator.args.width=8"]
+    cmd = [sys.executable, str(SCRIPTS / "bench_startup.py"), "dcgan_digits", "--iters", "1",
+           "--compare", "1"]
+    for o in small:
+        cmd += ["--set", o]
+    out = subprocess.run(cmd, cwd=in_tmp, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    cold, warm, summary = (json.loads(line) for line in out.stdout.strip().splitlines()[-3:])
+    assert (cold["cache"], warm["cache"]) == ("cold", "warm")
+    stages = ["python", "import", "dataset", "build", "compile_D", "compile_G",
+              "first_iteration", "iteration_2", "end_of_run"]
+    for row in (cold, warm):
+        assert list(row["rss_mb"]) == stages
+        for r in row["rss_mb"].values():
+            assert abs(r["anon"] + r["file"] - r["rss"]) < 1  # RssShmem is ~0 here
+        assert row["rss_mb"]["import"]["rss"] > row["rss_mb"]["python"]["rss"]
+        assert row["peak_rss_mb"] >= row["rss_mb"]["end_of_run"]["rss"] - 1
+        assert row["dataset_mb"] == pytest.approx(256 * 28 * 28 * 4 / 2**20, abs=0.1)
+        assert row["time_to_first_iteration_s"] > row["import_s"] > 0
+    assert summary["cold"]["dataset_build_s"] == [cold["dataset_build_s"]]
+    assert len(summary["load_average_before"]) == 3
