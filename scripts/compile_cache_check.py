@@ -2,12 +2,13 @@
 
     python scripts/compile_cache_check.py
 
-Runs one child script three times in fresh processes with ``MS_COMPILER_CACHE_ENABLE=1`` and
+Runs one child script four times in fresh processes with ``MS_COMPILER_CACHE_ENABLE=1`` and
 one ``MS_COMPILER_CACHE_PATH``: cold (compiles, writes the cache), warm (same script, same
-shapes: loads it), then warm with a hidden width changed by an environment variable (same
-script text, other shapes). The child compiles three graphs: a plain ``@ms.jit`` function
-over a net's forward (gantrain's player steps are such functions), an ``nn.Cell`` whose
-``construct`` is ``@ms.jit`` (forward), and a Cell training step (gradients + Adam, 3 steps).
+shapes: loads it), warm with a hidden width changed by an environment variable (same script
+text, other shapes), and warm with the two Cells compiled in the other order. The child
+compiles three graphs: a plain ``@ms.jit`` function over a net's forward (gantrain's player
+steps are such functions), an ``nn.Cell`` whose ``construct`` is ``@ms.jit`` (forward), and a
+Cell training step (gradients + Adam, 3 steps).
 It prints one JSON line: each graph's output, the same forwards run eagerly, a hash of the
 trained weights, and the first call's seconds.
 
@@ -20,7 +21,9 @@ Measured with mindspore 2.10.0 on CPU (docs/mindspore-notes.md, item 29):
   cold run, first call several times faster;
 * the cache is keyed by a hash of the entry script and the local (not installed) modules it
   imports, never by shapes or values: with the width changed and the script unchanged the
-  stale graph is loaded (a segfault here, or wrong numbers).
+  stale graph is loaded (a segfault here, or wrong numbers);
+* cached graphs are files numbered in compile order (``compile_cache_<n>.mindir``): the same
+  graphs compiled in another order each load the other's file (NaN or garbage, no error).
 
 Prints the three runs and exits 0 when these facts still hold, 1 otherwise (then re-check the
 notes item: MindSpore changed).
@@ -93,7 +96,10 @@ class TrainStep(nn.Cell):
 x = Tensor(np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32))
 step = TrainStep(train_net)
 out, seconds = {}, {}
-for name, call in (("function", forward), ("cell", Forward(cell_net)), ("train", step)):
+calls = [("function", forward), ("cell", Forward(cell_net)), ("train", step)]
+if os.environ.get("SWAP"):  # the same graphs, the two Cells compiled in the other order
+    calls[1], calls[2] = calls[2], calls[1]
+for name, call in calls:
     t = time.perf_counter()
     out[name] = float(call(x).asnumpy())
     seconds[name] = round(time.perf_counter() - t, 3)
@@ -109,10 +115,10 @@ print(json.dumps({
 """
 
 
-def run_child(folder: Path, cache: Path, width: int) -> dict:
+def run_child(folder: Path, cache: Path, width: int, swap: bool = False) -> dict:
     """One fresh process with the cache on; its JSON line, or the exit code it died with."""
     env = {**os.environ, "MS_COMPILER_CACHE_ENABLE": "1", "MS_COMPILER_CACHE_PATH": str(cache),
-           "WIDTH": str(width), "GLOG_v": "3"}
+           "WIDTH": str(width), "GLOG_v": "3", "SWAP": "1" if swap else ""}
     done = subprocess.run([sys.executable, str(folder / "child.py")], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
@@ -121,7 +127,8 @@ def run_child(folder: Path, cache: Path, width: int) -> dict:
 
 
 def check() -> tuple[bool, list[dict]]:
-    """Run cold, warm, and warm with other shapes; whether item 29's facts hold, and the runs."""
+    """Run cold, warm, warm with other shapes, and warm with the Cells compiled in the other
+    order; whether item 29's facts hold, and the runs."""
     with tempfile.TemporaryDirectory(prefix="gantrain-compile-cache-") as tmp:
         folder = Path(tmp)
         (folder / "child.py").write_text(CHILD)
@@ -129,7 +136,8 @@ def check() -> tuple[bool, list[dict]]:
         cold = run_child(folder, cache, 32)
         warm = run_child(folder, cache, 32)
         other = run_child(folder, cache, 16)
-    runs = [cold, warm, other]
+        swapped = run_child(folder, cache, 32, swap=True)
+    runs = [cold, warm, other, swapped]
     holds = (
         "out" in cold and "out" in warm
         and cold["out"]["function"] == cold["eager"]["function"]
@@ -138,13 +146,14 @@ def check() -> tuple[bool, list[dict]]:
         and warm["out"]["train"] == cold["out"]["train"]
         and warm["trained_weights"] == cold["trained_weights"]
         and ("returncode" in other or other["out"]["cell"] != other["eager"]["cell"])
+        and ("returncode" in swapped or swapped["out"]["cell"] != swapped["eager"]["cell"])
     )
     return holds, runs
 
 
 def main() -> None:
     holds, runs = check()
-    for label, run in zip(("cold", "warm", "warm, other width"), runs):
+    for label, run in zip(("cold", "warm", "warm, other width", "warm, other order"), runs):
         print(label, json.dumps(run))
     print("facts hold" if holds else "facts changed: re-check docs/mindspore-notes.md item 29")
     sys.exit(0 if holds else 1)

@@ -387,11 +387,12 @@ def test_inter_op_one_changes_the_kernels_arithmetic():  # item 28
     assert gradient_hash(2, 1, 5) != one_thread
 
 
-@pytest.mark.slow  # four fresh interpreters, ~15-40 s
-def test_compile_cache_loses_jit_functions_weights_and_ignores_shapes(tmp_path):  # item 29
-    """Why gantrain turns MindSpore's compile cache off: a cached ``@ms.jit`` function (our
-    player steps) computes with unbound weights, and a graph cached for other shapes is loaded.
-    Cells' graphs load exactly. When this fails, MindSpore changed: re-check item 29."""
+@pytest.mark.slow  # five fresh interpreters, ~20-50 s
+def test_compile_cache_loses_jit_functions_weights_and_ignores_shapes_and_order(tmp_path):
+    """Item 29. Why gantrain turns MindSpore's compile cache off: a cached ``@ms.jit`` function
+    (our player steps) computes with unbound weights, and a graph cached for other shapes or
+    another compile order is loaded. Cells' graphs load exactly. When this fails, MindSpore
+    changed: re-check item 29."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
     try:
         from compile_cache_check import check
