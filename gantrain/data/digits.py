@@ -58,7 +58,7 @@ def embedded_digits(n: int = 10000, size: int = 28, seed: int = 0,
                                __file__, lambda: _render(n, size, seed))
     else:
         arrays = _render(n, size, seed)
-    # In place: one float32 copy instead of three (same arithmetic, same bits).
+    # In place: one float32 array alive instead of two temporaries (same arithmetic, same bits).
     x = arrays["images"].astype(np.float32)[:, None]
     x /= np.float32(127.5)
     x -= np.float32(1.0)
