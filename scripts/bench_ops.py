@@ -106,6 +106,7 @@ def ms_op(kind: str, a: dict, seed: int):
     from mindspore import nn, ops
 
     from gantrain.blocks import losses
+    from gantrain.models.layers import make_activation
 
     def identity(x):
         return x * 1.0
@@ -132,7 +133,7 @@ def ms_op(kind: str, a: dict, seed: int):
     elif kind == "bn":
         cell = nn.BatchNorm2d(a["c"])
     elif kind == "leaky":
-        cell = nn.LeakyReLU(0.2)
+        cell = make_activation("leaky_relu")  # what the DCGAN discriminator uses
     else:
         cell = Fn({"identity": identity, "relu": ops.relu, "tanh": ops.tanh,
                    "loss_d": losses.bce_d, "loss_g": loss_g}[kind])
