@@ -101,6 +101,27 @@ def conv_variants(cin: int, cout: int, bias: bool) -> dict:
 
 # --- element-wise, BatchNorm, losses ----------------------------------------------------------
 
+class LeakyBprop(nn.Cell):
+    """``ops.leaky_relu`` with a hand-written backward that keeps MaximumGrad's ties exactly: where
+    ``slope * x == x`` (x = 0, +-inf) each branch gets half the gradient, ``h + slope * h``.
+    Exact zeros do reach D's activations (DiffAugment's zero padding and cutout meet zero biases),
+    and the simpler ReLU form, whose gradient at 0 is 0, changes recorded training traces
+    (tests/test_gan_traces.py, relativistic_diffaugment case)."""
+
+    def __init__(self, slope: float) -> None:
+        super().__init__()
+        self.slope = slope
+
+    def construct(self, x):
+        return ops.leaky_relu(x, self.slope)
+
+    def bprop(self, x, out, dout):
+        scaled = x * self.slope
+        half = dout * 0.5
+        tie = half + half * self.slope
+        return (ops.select(x > scaled, dout, ops.select(x < scaled, dout * self.slope, tie)),)
+
+
 def leaky_variants() -> dict:
     def where(x):
         return ops.select(x > 0, x, 0.2 * x)
@@ -115,6 +136,7 @@ def leaky_variants() -> dict:
         return mint.nn.functional.leaky_relu(x, 0.2)
 
     return {"nn.LeakyReLU (maximum(0.2x, x))": nn.LeakyReLU(0.2),
+            "same forward, bprop with selects": LeakyBprop(0.2),
             "select(x > 0, x, 0.2x)": Fn(where), "relu(x) - 0.2 relu(-x)": Fn(relus),
             "x * select(x > 0, 1, 0.2)": Fn(slope), "mint leaky_relu": Fn(mint_leaky)}
 
@@ -273,7 +295,7 @@ def main() -> None:
     results = [run_group(g, args) for g in args.groups]
     meta = {"load_start": start, "load_end": os.getloadavg(), "threads": args.threads,
             "jit_level": args.jit_level, "rounds": args.rounds, "calls": args.calls,
-            "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+            "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     if args.out:
         Path(args.out).write_text(json.dumps({**meta, "groups": results}, indent=1))
     print(meta)

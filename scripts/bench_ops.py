@@ -13,7 +13,8 @@ be another MindSpore configuration, which makes the same harness measure levers.
 ``dcgan_digits`` is batch 64, z 64, width 64, 28x28x1: G = Dense 64->6272, BN,
 ReLU, ConvTranspose 128->64 (7->14), BN, ReLU, ConvTranspose 64->1 (14->28), tanh; D = Conv
 1->64 (28->14), LeakyReLU(0.2), Conv 64->128 (14->7), BN, LeakyReLU, Dense 6272->1; the losses
-are the softplus forms of ``gantrain.blocks.losses``.
+are the softplus forms of ``gantrain.blocks.losses``. The MindSpore side uses gantrain's own
+LeakyReLU (``models.layers.make_activation``) and loss functions.
 
 Each framework runs in its own subprocess (both would fight over OpenMP threads in one) with the
 same thread count; the parent alternates them op by op, and the order flips every round
@@ -30,8 +31,8 @@ same thread count; the parent alternates them op by op, and the order flips ever
 
 Every MindSpore call is synchronised by reading a one-element slice of its first output to the
 host; the "jit call" row times that for an empty graph, the fixed cost of one compiled call.
-Both children build their weights and inputs from the same numpy seed and report the sum of
-each forward output: the parent checks that the two frameworks compute the same function.
+Both children build their weights and inputs from the same numpy seed and report 256 values of
+each forward output: the parent checks that the two sides compute the same function.
 """
 
 from __future__ import annotations
@@ -354,7 +355,7 @@ def summarize(sides: list, times: list, probes: list, load: list,
     return {"a": sides[0], "b": sides[1], "rows": rows, "rounds": args.rounds,
             "calls": args.calls, "load_start_end": load, **env,
             "onednn_isa": "AVX2 (mindspore children, via gantrain)",
-            "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+            "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 
 def table(result: dict) -> str:
@@ -407,7 +408,7 @@ def main() -> None:
     result = measure(args)
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1))
-    print(f"{result['started']}, load (1, 5, 15 min) start {result['load_start_end'][0]}, "
+    print(f"{result['finished']}, load (1, 5, 15 min) start {result['load_start_end'][0]}, "
           f"end {result['load_start_end'][1]}; times in ms per call, median of "
           f"{args.rounds} x {args.calls} calls")
     print(table(result))

@@ -47,35 +47,12 @@ def make_activation(name: str, allowed: tuple[str, ...] = ACTIVATIONS) -> nn.Cel
     if name == "relu":
         return nn.ReLU()
     if name == "leaky_relu":
-        return LeakyReLU(0.2)
+        return nn.LeakyReLU(0.2)
     if name == "elu":
         return nn.ELU()
     if name == "tanh":
         return nn.Tanh()
     return nn.SiLU()
-
-
-class LeakyReLU(nn.Cell):
-    """``x if x > 0 else slope * x`` (0 < slope < 1), computed as ``relu(x) - slope * relu(-x)``.
-
-    The same values and gradients as ``nn.LeakyReLU``, whose ``ops.leaky_relu`` is
-    ``maximum(slope * x, x)``, bit for bit except where that maximum ties (x = 0 and +-inf; see
-    tests/test_leaky_relu.py). It is cheaper on CPU: ReLU's forward and backward kernels are
-    fast, while the maximum's backward (MaximumGrad) is slow; forward + backward ran 1.5-2.2x
-    faster on the DCGAN discriminator's shapes (docs/performance.md, "Per-op table vs
-    PyTorch"). ``mint``'s leaky_relu has no CPU kernel in mindspore 2.10. No Parameters, so
-    checkpoints are unaffected.
-    """
-
-    def __init__(self, slope: float = 0.2) -> None:
-        super().__init__()
-        if not 0 < slope < 1:
-            raise ValueError(f"LeakyReLU slope={slope!r} is invalid; allowed: 0 < slope < 1")
-        self.slope = slope
-
-    def construct(self, x: Tensor) -> Tensor:
-        # Exact: for x > 0 it is x - slope * 0, for x < 0 it is 0 - slope * (-x) = slope * x.
-        return ops.relu(x) - self.slope * ops.relu(-x)
 
 
 class ConditionalBatchNorm2d(nn.Cell):
