@@ -4,7 +4,9 @@ Building the step creates ONE ``ms.value_and_grad(loss_fn, None, optimizer.param
 has_aux=True)`` and ONE ``@ms.jit`` function that computes loss, aux and gradients, passes the
 gradients through the player's transforms, and updates with ``ops.depend(loss, optimizer(grads))``.
 Each player has its own compiled step, so its optimizer state never meets another player's in a
-graph, and a step changes only the player's own trainable parameters.
+graph, and a step changes only the player's own trainable parameters. The same step, not
+compiled (:meth:`Player.body`), is what :mod:`.fused` calls to put several players' steps, over
+several iterations, into one compiled call.
 """
 
 from __future__ import annotations
@@ -53,6 +55,22 @@ def _check_loss_fn(loss_fn: Any, player: str) -> None:
             f"player {player}: loss_fn is a lambda, which MindSpore's graph compiler cannot "
             "parse; define it with def"
         )
+
+
+def _own_optimizer_names(optimizer: nn.Cell, params: Sequence[Parameter], player: str) -> None:
+    """Prefix the optimizer's own counters (``global_step``, ``learning_rate``,
+    ``beta1_power``, ...) with the player's name. Every optimizer calls them the same, and one
+    graph may not hold two Parameters of one name (docs/mindspore-notes.md, item 8), which
+    several players' steps in one compiled call (:mod:`.fused`) would. Moments are already
+    unique (``moment1.<param>``). Checkpoints written before this read back by their bare
+    names (:func:`~gantrain.engine.checkpoint.load_parameters`)."""
+    trainable = {p.name for p in params}
+    state = list(optimizer.get_parameters()) + [lr_parameter(optimizer)]
+    for p in {id(p): p for p in state}.values():
+        if p.name in trainable or any(p.name.endswith("." + t) for t in trainable):
+            continue
+        if not p.name.startswith(f"{player}."):
+            p.name = f"{player}.{p.name}"
 
 
 def _counter(name: str) -> Parameter:
@@ -120,6 +138,7 @@ class Player:
         params = self._trainable_parameters()
         self.spec = optimizer
         self.optimizer = optimizer.build(params)
+        _own_optimizer_names(self.optimizer, params, name)
         self.transform = Chain(*transforms)
         self.transform.init(params, f"{name}.grad")
         self.post_update = nn.CellList(list(post_update))
@@ -136,6 +155,7 @@ class Player:
             self.acc_count = _counter(f"{name}.acc_count")
             self.acc_grads = self.optimizer.parameters.clone(prefix=f"{name}.acc", init="zeros")
         self._objectives: dict[str, LossFn] = {"": loss_fn}
+        self._bodies: dict[str, Callable[..., tuple[Tensor, Any]]] = {}
         self._steps: dict[str, Callable[..., tuple[Tensor, Any]]] = {}
 
     def _trainable_parameters(self) -> list[Parameter]:
@@ -169,7 +189,7 @@ class Player:
     def set_lr_schedule(self, schedule: LRSchedule | None) -> None:
         """Replace the learning-rate schedule of the optimizer spec; only before the first step
         compiles it (a run fits decaying schedules to its phase list this way)."""
-        if self._steps:
+        if self._bodies:
             raise RuntimeError(f"player {self.name}: set_lr_schedule after its step compiled")
         self.spec = dataclasses.replace(self.spec, schedule=schedule)
 
@@ -189,12 +209,21 @@ class Player:
     def run_objective(self, name: str, *inputs: Any) -> tuple[Tensor, Any]:
         step = self._steps.get(name)
         if step is None:
-            for net in self.nets.values():  # the graph bakes in the training flag
-                net.set_train(True)
-            step = self._steps[name] = self._build_step(self._objectives[name])
+            step = self._steps[name] = ms.jit(self.body(name))
         return step(*inputs)
 
-    def _build_step(self, loss_fn: LossFn) -> Callable[..., tuple[Tensor, Any]]:
+    def body(self, name: str = "") -> Callable[..., tuple[Tensor, Any]]:
+        """The training call of objective ``name`` ("" = the main loss) as a plain function
+        for a graph: ``inputs -> (loss, aux)``, updating the parameters as a side effect.
+        :meth:`step` is this function compiled on its own."""
+        body = self._bodies.get(name)
+        if body is None:
+            for net in self.nets.values():  # the graph bakes in the training flag
+                net.set_train(True)
+            body = self._bodies[name] = self._build_body(self._objectives[name])
+        return body
+
+    def _build_body(self, loss_fn: LossFn) -> Callable[..., tuple[Tensor, Any]]:
         # Free variables only: the graph parser handles closures over Cells and Parameters.
         grad_fn = ms.value_and_grad(loss_fn, None, self.optimizer.parameters, has_aux=True)
         # mean loss and gradients over the data-parallel ranks; grad_fn itself in one process
@@ -226,7 +255,6 @@ class Player:
 
         if k == 1:
 
-            @ms.jit
             def step(*inputs):
                 (loss, aux), grads = grad_fn(*inputs)
                 norm = global_norm(grads)
@@ -241,7 +269,6 @@ class Player:
 
         acc_count, acc_grads = self.acc_count, self.acc_grads
 
-        @ms.jit
         def accumulating_step(*inputs):
             (loss, aux), grads = grad_fn(*inputs)
             norm = global_norm(grads)
@@ -277,3 +304,6 @@ class Objective:
 
     def step(self, *inputs: Any) -> tuple[Tensor, Any]:
         return self.player.run_objective(self.key, *inputs)
+
+    def body(self) -> Callable[..., tuple[Tensor, Any]]:
+        return self.player.body(self.key)

@@ -1,0 +1,129 @@
+"""Several iterations per compiled call: the same numbers as one iteration per call, bit for
+bit (n_critic repeats, a lazy objective, gradient accumulation and noise, a shorter last call),
+hooks at call boundaries, and the phases that cannot be fused refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mindspore import Tensor, ops
+
+from gantrain.data.dataset import ArrayDataset
+from gantrain.data.loader import ArrayLoader
+from gantrain.engine.loop import Hook, Loop
+from gantrain.engine.optim import Adam
+from gantrain.engine.player import Player
+from gantrain.engine.schedule import Phase, Schedule
+from gantrain.engine.transforms import GaussianNoise
+
+from .test_player import Net
+
+
+class Trace(Hook):
+    def __init__(self, every: int = 1) -> None:
+        self.every, self.seen = every, []
+
+    def after_iteration(self, loop):
+        self.seen.append((loop.iteration, {k: float(v[0].asnumpy())
+                                           for k, v in loop.outputs.items()}))
+
+
+def build(k: int, hooks=()):
+    """A 3-D GAN with n_critic 2, a lazy D objective every 3 iterations, and a G that
+    accumulates 2 calls with gradient noise: every kind of state a step carries."""
+    G, D = Net(3, 3), Net(3, 1)
+    rng = np.random.default_rng(0)
+    for p in G.trainable_params() + D.trainable_params():
+        p.set_data(Tensor(rng.standard_normal(p.shape).astype(np.float32) * 0.3))
+
+    def d_loss(x, z):
+        fake = ops.stop_gradient(G(z))
+        return ops.softplus(-D(x)).mean() + ops.softplus(D(fake)).mean(), {}
+
+    def d_reg(x):
+        return (D(x) ** 2).mean(), {}
+
+    def g_loss(z):
+        return ops.softplus(-D(G(z))).mean(), {}
+
+    d = Player("D", D, d_loss, Adam(1e-2, betas=(0.5, 0.999)))
+    g = Player("G", G, g_loss, Adam(1e-2, betas=(0.5, 0.999)),
+               transforms=[GaussianNoise(0.01)], accumulate=2)
+    data = ArrayDataset(rng.standard_normal((64, 3)).astype(np.float32), name="toy")
+
+    def d_inputs(ctx):
+        (x,) = ctx.batch()
+        return x, ctx.normal(8, 3)
+
+    schedule = Schedule([
+        Phase(d, d_inputs, repeats=2),
+        Phase(d.objective("reg", d_reg), lambda_free_batch, every=3, name="D_reg"),
+        Phase(g, lambda_free_noise),
+    ])
+    loop = Loop(schedule, ArrayLoader(data, 8, seed=0), seed=1, hooks=hooks, progress=False,
+                iterations_per_call=k)
+    return loop, (G, D, d, g)
+
+
+def lambda_free_batch(ctx):
+    return ctx.batch()
+
+
+def lambda_free_noise(ctx):
+    return (ctx.normal(8, 3),)
+
+
+def state(players) -> list[np.ndarray]:
+    _, _, d, g = players
+    return [p.asnumpy().copy() for p in d.state() + g.state()]
+
+
+@pytest.mark.parametrize("k", [4, 5])
+def test_k_iterations_per_call_equal_one_per_call_bit_for_bit(k):
+    one, one_players = build(1, [Trace(1)])
+    one.run(11)
+    fused, fused_players = build(k, [Trace(1)])
+    fused.run(11)  # 11 = 2 calls of k and a shorter one: a second compiled pattern
+    assert fused.iteration == 11
+    for a, b in zip(state(one_players), state(fused_players)):
+        np.testing.assert_array_equal(a, b)
+    # the loader and the RNG are where one-per-call left them: the next draws agree
+    assert one.state_dict()["data"] == fused.state_dict()["data"]
+    assert one.ctx.rng.random() == fused.ctx.rng.random()
+    # hooks see call boundaries, with each phase's last output of the call
+    one_seen, fused_seen = dict(one.hooks[0].seen), dict(fused.hooks[0].seen)
+    assert sorted(fused_seen) == sorted({min(i, 11) for i in range(k, 11 + k, k)})
+    for iteration, outputs in fused_seen.items():
+        last = {name: value for name, value in one_seen[iteration].items()}
+        # a lazy phase that did not run in the call's last iteration reports its last run
+        assert {n: v for n, v in outputs.items() if n in last} == last
+
+
+def test_hooks_fire_once_per_call_when_their_interval_is_crossed():
+    every4 = Trace(4)
+    loop, _ = build(5, [every4])
+    loop.run(20)
+    assert [i for i, _ in every4.seen] == [5, 10, 15, 20]  # crossed 4, 8, 12, 16 and 20
+
+
+def test_a_phase_reading_earlier_outputs_is_refused_clearly():
+    loop, (G, D, d, g) = build(1)
+
+    def reads_outputs(ctx):
+        return (ctx.outputs["D"][0],)
+
+    schedule = Schedule([Phase(g, reads_outputs)])
+    fused = Loop(schedule, loop.ctx.data, iterations_per_call=2, progress=False)
+    with pytest.raises(RuntimeError, match=r"read ctx.outputs\['D'\].*Phase\(fusable=False\)"):
+        fused.run(2)
+    with pytest.raises(ValueError, match=r"phases \['G'\] build their inputs from earlier"):
+        Loop(Schedule([Phase(g, lambda_free_noise, fusable=False)]), loop.ctx.data,
+             iterations_per_call=2)
+
+
+def test_bad_iterations_per_call():
+    loop, _ = build(1)
+    with pytest.raises(ValueError, match="iterations per call must be an int >= 1, got 0"):
+        Loop(loop.schedule, loop.ctx.data, iterations_per_call=0)
+
+
