@@ -424,3 +424,4 @@ print(os.environ["MS_COMPILER_CACHE_ENABLE"], f(Tensor([[1.0, 2.0, 3.0]])))
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("0 ") and "item 29" in done.stderr
     assert not cache.exists()
+
