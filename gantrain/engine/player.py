@@ -219,8 +219,8 @@ class Player:
 
         It computes what :meth:`step` computes, bit for bit, without a tensor-conditioned
         branch: the update always runs and a non-finite (or not yet due) one is undone with
-        ``where``. MindSpore does not keep the order of side effects inside such branches when
-        one graph holds several of them (docs/mindspore-notes.md, item 29)."""
+        ``where``. Several branching steps in one graph once drifted from separate calls, for
+        reasons we could not isolate (docs/mindspore-notes.md, item 30)."""
         body = self._bodies.get(name)
         if body is None:
             body = self._bodies[name] = self._build(self._objectives[name], branch_free=True)
