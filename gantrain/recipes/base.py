@@ -105,6 +105,10 @@ class Run:
         if not cls.data_parallel:
             raise ConfigError(f"task {config.task!r} runs in one process only: "
                               f"{cls.data_parallel_blocker}; train it without --workers")
+        if config.train.iterations_per_call != 1:
+            raise ConfigError(f"train.iterations_per_call = {config.train.iterations_per_call} "
+                              "is not verified with --workers yet (each step's all-reduce "
+                              "inside one compiled call of several); use 1 with --workers")
         batch = config.data.batch_size
         if batch % workers:
             raise ConfigError(f"data.batch_size = {batch} is the global batch and must be "
