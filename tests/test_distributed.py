@@ -266,6 +266,9 @@ def test_launcher_refuses_bad_requests_before_writing(in_tmp, capsys, monkeypatc
     assert "data.batch_size = 64 is the global batch" in err and "divisible" in err
     err = refused(capsys, "train", str(cfg), "--workers", "64")  # 1 sample each, packs of 2
     assert "multiple of gan.pack = 2" in err
+    err = refused(capsys, "train", str(cfg), "--workers", "2",
+                  "--set", "train.iterations_per_call=2")
+    assert "train.iterations_per_call = 2 is not verified with --workers" in err
     err = refused(capsys, "train", "cyclegan_digits", "--workers", "2")
     assert "task 'cyclegan' runs in one process only" in err and "history pool" in err
     err = refused(capsys, "train", "a2c_cartpole", "--workers", "2")

@@ -101,6 +101,10 @@ def test_resuming_an_old_run_reaches_its_own_final_weights(task, tmp_path):
     for name in files:
         want = ms.load_checkpoint(str(reference / name))
         got = ms.load_checkpoint(str(run / "checkpoints" / "step_00000004" / name))
+        # players now prefix their optimizer's counters (D.learning_rate, was learning_rate)
+        player = name.removesuffix(".ckpt")
+        got = {k.removeprefix(f"{player}.") if k.removeprefix(f"{player}.") in want
+               and k not in want else k: v for k, v in got.items()}
         assert sorted(got) == sorted(want), name
         for key in want:
             np.testing.assert_array_equal(got[key].asnumpy(), want[key].asnumpy(),

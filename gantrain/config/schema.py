@@ -80,6 +80,9 @@ class TrainConfig:
     keep_checkpoints: int = 3
     progress: bool = True
     tensorboard: bool = False  # also write TensorBoard event files (gantrain[tensorboard])
+    # iterations compiled into one call (gantrain.engine.fused): fewer graph launches for small
+    # models; the same numbers. Every interval must be a multiple of it.
+    iterations_per_call: int = 1
 
 
 @dataclass

@@ -131,6 +131,15 @@ def read_state(ckpt: Path) -> dict[str, Any]:
         raise CheckpointError(f"{ckpt / 'state.json'}: unreadable ({e})") from None
 
 
+def _stored_name(name: str, stored: dict) -> str:
+    """``name``, or for a player's optimizer counter (``D.learning_rate``) missing from a
+    checkpoint written before players prefixed them, its bare stored name (``learning_rate``)."""
+    if name in stored or "." not in name:
+        return name
+    bare = name.split(".", 1)[1]
+    return bare if "." not in bare and bare in stored else name
+
+
 def load_parameters(
     params: Sequence[Parameter], path: Path, strict: bool = True, source_prefix: str = ""
 ) -> None:
@@ -146,7 +155,7 @@ def load_parameters(
         raise CheckpointError(
             f"checkpoint file {str(path)!r} is corrupt or truncated: {e}"
         ) from None
-    wanted = {source_prefix + p.name: p for p in params}
+    wanted = {_stored_name(source_prefix + p.name, stored): p for p in params}
     missing = sorted(set(wanted) - set(stored))
     unexpected = sorted(set(stored) - set(wanted)) if strict else []
     bad_shapes = [

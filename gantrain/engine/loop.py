@@ -18,6 +18,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .context import BatchSource, StepContext
+from .fused import FusedSchedule
 from .schedule import Schedule
 
 
@@ -44,11 +45,14 @@ class Loop:
         schedule: the phases to run each iteration.
         data: the batch stream the phases pull from.
         seed: seeds the host RNG that phases draw noise from.
-        hooks: called in order.
+        hooks: called in order, after the iterations in which their interval is reached.
         progress: show a tqdm bar (postfix values are set by hooks via ``loop.postfix``).
         agree: in a data-parallel job, ``agree(stop) -> stop`` is True on every rank when any
             rank wants to stop (a signal, its own clock for the time budget), so that all
             ranks stop after the same iteration and meet in the same collectives.
+        iterations_per_call: run this many iterations per compiled call (:mod:`.fused`);
+            hooks, stops and the time budget are then seen between calls, so intervals
+            should be multiples of it.
     """
 
     def __init__(
@@ -59,8 +63,11 @@ class Loop:
         hooks: Sequence[Hook] = (),
         progress: bool = True,
         agree: Callable[[bool], bool] | None = None,
+        iterations_per_call: int = 1,
     ) -> None:
         self.schedule = schedule
+        self.fused = FusedSchedule(schedule, iterations_per_call) if iterations_per_call != 1 \
+            else None
         self.ctx = StepContext(data, np.random.default_rng(seed))
         self.hooks = list(hooks)
         self.progress = progress
@@ -108,14 +115,18 @@ class Loop:
             # with ``agree``, only an agreed answer may stop the loop (see below)
             stop = self._stop_requested if self.agree is None else False
             while self.iteration < steps and not stop:
-                self.outputs = self.schedule.run_iteration(self.ctx)
-                self.ctx.iteration += 1
+                before = self.iteration
+                if self.fused is None:
+                    self.outputs = self.schedule.run_iteration(self.ctx)
+                    self.ctx.iteration += 1
+                else:
+                    self.outputs = self.fused.run(self.ctx, min(self.fused.k, steps - before))
                 self.elapsed = base_elapsed + time.perf_counter() - start
                 for hook in self.hooks:
-                    if self.iteration % hook.every == 0:
+                    if self.iteration // hook.every > before // hook.every:
                         hook.after_iteration(self)
                 if bar is not None:
-                    bar.update(1)
+                    bar.update(self.iteration - before)
                     if self.postfix:
                         bar.set_postfix(self.postfix, refresh=False)
                         self.postfix = {}

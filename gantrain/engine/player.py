@@ -4,7 +4,9 @@ Building the step creates ONE ``ms.value_and_grad(loss_fn, None, optimizer.param
 has_aux=True)`` and ONE ``@ms.jit`` function that computes loss, aux and gradients, passes the
 gradients through the player's transforms, and updates with ``ops.depend(loss, optimizer(grads))``.
 Each player has its own compiled step, so its optimizer state never meets another player's in a
-graph, and a step changes only the player's own trainable parameters.
+graph, and a step changes only the player's own trainable parameters. The same step, not
+compiled (:meth:`Player.body`), is what :mod:`.fused` calls to put several players' steps, over
+several iterations, into one compiled call.
 """
 
 from __future__ import annotations
@@ -53,6 +55,22 @@ def _check_loss_fn(loss_fn: Any, player: str) -> None:
             f"player {player}: loss_fn is a lambda, which MindSpore's graph compiler cannot "
             "parse; define it with def"
         )
+
+
+def _own_optimizer_names(optimizer: nn.Cell, params: Sequence[Parameter], player: str) -> None:
+    """Prefix the optimizer's own counters (``global_step``, ``learning_rate``,
+    ``beta1_power``, ...) with the player's name. Every optimizer calls them the same, and one
+    graph may not hold two Parameters of one name (docs/mindspore-notes.md, item 8), which
+    several players' steps in one compiled call (:mod:`.fused`) would. Moments are already
+    unique (``moment1.<param>``). Checkpoints written before this read back by their bare
+    names (:func:`~gantrain.engine.checkpoint.load_parameters`)."""
+    trainable = {p.name for p in params}
+    state = list(optimizer.get_parameters()) + [lr_parameter(optimizer)]
+    for p in {id(p): p for p in state}.values():
+        if p.name in trainable or any(p.name.endswith("." + t) for t in trainable):
+            continue
+        if not p.name.startswith(f"{player}."):
+            p.name = f"{player}.{p.name}"
 
 
 def _counter(name: str) -> Parameter:
@@ -120,6 +138,7 @@ class Player:
         params = self._trainable_parameters()
         self.spec = optimizer
         self.optimizer = optimizer.build(params)
+        _own_optimizer_names(self.optimizer, params, name)
         self.transform = Chain(*transforms)
         self.transform.init(params, f"{name}.grad")
         self.post_update = nn.CellList(list(post_update))
@@ -136,6 +155,7 @@ class Player:
             self.acc_count = _counter(f"{name}.acc_count")
             self.acc_grads = self.optimizer.parameters.clone(prefix=f"{name}.acc", init="zeros")
         self._objectives: dict[str, LossFn] = {"": loss_fn}
+        self._bodies: dict[str, Callable[..., tuple[Tensor, Any]]] = {}
         self._steps: dict[str, Callable[..., tuple[Tensor, Any]]] = {}
 
     def _trainable_parameters(self) -> list[Parameter]:
@@ -169,7 +189,7 @@ class Player:
     def set_lr_schedule(self, schedule: LRSchedule | None) -> None:
         """Replace the learning-rate schedule of the optimizer spec; only before the first step
         compiles it (a run fits decaying schedules to its phase list this way)."""
-        if self._steps:
+        if self._bodies or self._steps:
             raise RuntimeError(f"player {self.name}: set_lr_schedule after its step compiled")
         self.spec = dataclasses.replace(self.spec, schedule=schedule)
 
@@ -189,22 +209,74 @@ class Player:
     def run_objective(self, name: str, *inputs: Any) -> tuple[Tensor, Any]:
         step = self._steps.get(name)
         if step is None:
-            for net in self.nets.values():  # the graph bakes in the training flag
-                net.set_train(True)
-            step = self._steps[name] = self._build_step(self._objectives[name])
+            step = self._steps[name] = ms.jit(self._build(self._objectives[name], False))
         return step(*inputs)
 
-    def _build_step(self, loss_fn: LossFn) -> Callable[..., tuple[Tensor, Any]]:
+    def body(self, name: str = "") -> Callable[..., tuple[Tensor, Any]]:
+        """The training call of objective ``name`` ("" = the main loss) as a plain function
+        for a graph that holds several steps (:mod:`.fused`): ``inputs -> (loss, aux)``,
+        updating the parameters as a side effect.
+
+        It computes what :meth:`step` computes, bit for bit, without a tensor-conditioned
+        branch: the update always runs and a non-finite (or not yet due) one is undone with
+        ``where``. Several branching steps in one graph once drifted from separate calls, for
+        reasons we could not isolate (docs/mindspore-notes.md, item 30)."""
+        body = self._bodies.get(name)
+        if body is None:
+            body = self._bodies[name] = self._build(self._objectives[name], branch_free=True)
+        return body
+
+    def _build(self, loss_fn: LossFn, branch_free: bool) -> Callable[..., tuple[Tensor, Any]]:
+        for net in self.nets.values():  # the graph bakes in the training flag
+            net.set_train(True)
         # Free variables only: the graph parser handles closures over Cells and Parameters.
         grad_fn = ms.value_and_grad(loss_fn, None, self.optimizer.parameters, has_aux=True)
         # mean loss and gradients over the data-parallel ranks; grad_fn itself in one process
         grad_fn = dist.reduce_gradients(grad_fn, self.optimizer.parameters)
+        apply = self._update_fn()
+        grad_norm, skipped, skip_nonfinite = self.grad_norm, self.skipped, self.skip_nonfinite
+        one = Tensor(1, mstype.int64)
+
+        def finite(loss, norm):
+            if skip_nonfinite:
+                return ops.logical_and(ops.isfinite(loss), ops.isfinite(norm))
+            return ops.ones((), mstype.bool_)
+
+        def measured(inputs):
+            (loss, aux), grads = grad_fn(*inputs)
+            norm = global_norm(grads)
+            return ops.depend(loss, ops.assign(grad_norm, norm)), aux, grads, finite(loss, norm)
+
+        if self.accumulate > 1:
+            return self._accumulating(measured, apply, branch_free)
+        if branch_free:
+            undo = self._undo_fn(apply)
+
+            def select_step(*inputs):
+                loss, aux, grads, ok = measured(inputs)
+                loss = ops.depend(loss, undo(grads, loss, ok))
+                skip = ops.cast(ops.logical_not(ok), mstype.int64)
+                return ops.depend(loss, ops.assign_add(skipped, skip)), aux
+
+            return select_step
+
+        def step(*inputs):
+            loss, aux, grads, ok = measured(inputs)
+            if ok:
+                loss = ops.depend(loss, apply(grads, loss))
+            else:
+                loss = ops.depend(loss, ops.assign_add(skipped, one))
+            return loss, aux
+
+        return step
+
+    def _update_fn(self) -> Callable[[tuple, Tensor], Tensor]:
+        """``apply(grads, loss) -> token``: transforms, learning rate, optimizer, counters and
+        post-update cells, in that order."""
         optimizer, transform, posts = self.optimizer, self.transform, self.post_update
         params = self.optimizer.parameters
         schedule, base_lr, lr = self.spec.schedule, float(self.spec.lr), lr_parameter(optimizer)
-        updates, skipped, grad_norm = self.updates, self.skipped, self.grad_norm
-        lr_scale = self.lr_scale
-        skip_nonfinite, k = self.skip_nonfinite, self.accumulate
+        updates, lr_scale = self.updates, self.lr_scale
         one = Tensor(1, mstype.int64)
 
         def apply(grads, loss):
@@ -219,34 +291,54 @@ class Player:
                 token = post(params, token)
             return token
 
-        def finite(loss, norm):
-            if skip_nonfinite:
-                return ops.logical_and(ops.isfinite(loss), ops.isfinite(norm))
-            return ops.ones((), mstype.bool_)
+        return apply
 
-        if k == 1:
+    def _undo_fn(self, apply: Callable[[tuple, Tensor], Tensor]) -> Callable[..., Tensor]:
+        """``undo(grads, loss, ok) -> token``: ``apply``, then every Parameter it may write
+        put back to its value before the call where ``ok`` is False."""
+        written = [*self.optimizer.parameters, *self.optimizer.get_parameters(),
+                   lr_parameter(self.optimizer), self.updates, *self.transform.state(),
+                   *(p for post in self.post_update for p in post.state())]
+        written = tuple({id(p): p for p in written}.values())
 
-            @ms.jit
-            def step(*inputs):
-                (loss, aux), grads = grad_fn(*inputs)
-                norm = global_norm(grads)
-                loss = ops.depend(loss, ops.assign(grad_norm, norm))
-                if finite(loss, norm):
-                    loss = ops.depend(loss, apply(grads, loss))
-                else:
-                    loss = ops.depend(loss, ops.assign_add(skipped, one))
-                return loss, aux
+        def undo(grads, loss, ok):
+            # values read before ``apply``; the auto-monad keeps them apart from its writes
+            before = tuple(ops.stop_gradient(ops.identity(p)) for p in written)
+            token = apply(grads, ops.depend(loss, before))
+            for p, old in zip(written, before):
+                kept = ops.where(ok, ops.depend(p, token), old)
+                token = ops.depend(token, ops.assign(p, kept))
+            return token
 
-            return step
+        return undo
 
-        acc_count, acc_grads = self.acc_count, self.acc_grads
+    def _accumulating(self, measured, apply, branch_free: bool) -> Callable[..., tuple]:
+        k, one = self.accumulate, Tensor(1, mstype.int64)
+        acc_count, acc_grads, skipped = self.acc_count, self.acc_grads, self.skipped
 
-        @ms.jit
+        if branch_free:
+            undo = self._undo_fn(apply)
+
+            def select_step(*inputs):
+                loss, aux, grads, ok = measured(inputs)
+                for buf, g in zip(acc_grads, grads):
+                    loss = ops.depend(loss, ops.assign(buf, ops.where(ok, buf + g, buf)))
+                count = ops.depend(acc_count, loss) + ops.cast(ok, mstype.int64)
+                due = ops.logical_and(ok, count >= k)
+                mean = tuple(ops.depend(buf, loss) / k for buf in acc_grads)
+                token = undo(mean, loss, due)
+                for buf in acc_grads:
+                    kept = ops.where(due, ops.zeros_like(buf), ops.depend(buf, token))
+                    token = ops.depend(token, ops.assign(buf, kept))
+                token = ops.depend(token, ops.assign(acc_count, ops.where(due, 0 * count, count)))
+                skip = ops.cast(ops.logical_not(ok), mstype.int64)
+                return ops.depend(loss, ops.assign_add(skipped, ops.depend(skip, token))), aux
+
+            return select_step
+
         def accumulating_step(*inputs):
-            (loss, aux), grads = grad_fn(*inputs)
-            norm = global_norm(grads)
-            loss = ops.depend(loss, ops.assign(grad_norm, norm))
-            if finite(loss, norm):
+            loss, aux, grads, ok = measured(inputs)
+            if ok:
                 for buf, g in zip(acc_grads, grads):
                     loss = ops.depend(loss, ops.assign_add(buf, g))
                 loss = ops.depend(loss, ops.assign_add(acc_count, one))
@@ -277,3 +369,6 @@ class Objective:
 
     def step(self, *inputs: Any) -> tuple[Tensor, Any]:
         return self.player.run_objective(self.key, *inputs)
+
+    def body(self) -> Callable[..., tuple[Tensor, Any]]:
+        return self.player.body(self.key)

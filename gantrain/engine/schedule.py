@@ -22,6 +22,10 @@ class Steppable(Protocol):
 
     def step(self, *inputs: Any) -> Any: ...
 
+    def body(self) -> Callable[..., Any]:
+        """``step`` as a plain function a larger graph can call (see :mod:`.fused`)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Phase:
@@ -34,6 +38,9 @@ class Phase:
         repeats: consecutive steps per iteration in which the phase runs.
         every: the phase runs on iterations ``0, every, 2*every, ...``.
         name: label in logs; defaults to the target's name.
+        fusable: False when ``inputs`` depends on steps that ran before it (reads
+            ``ctx.outputs``, or runs a model on the host): such a phase cannot share a
+            compiled call with them (:mod:`.fused`).
     """
 
     target: Steppable
@@ -41,6 +48,7 @@ class Phase:
     repeats: int = 1
     every: int = 1
     name: str = ""
+    fusable: bool = True
 
     def __post_init__(self) -> None:
         for field in ("repeats", "every"):

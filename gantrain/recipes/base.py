@@ -78,9 +78,25 @@ class Run:
                              self.guard, Periodic(self.evaluate_and_report, every=t.sample_every),
                              Periodic(self.save, every=t.checkpoint_every)]
         hooks += self.late_hooks()
-        agree = dist.any_rank if self.world.size > 1 else None
-        self.loop = Loop(self.schedule, self.source, self.config.seed, hooks,
-                         t.progress and writes, agree)
+        self.loop = self._loop(hooks, t.progress and writes)
+
+    def _loop(self, hooks: list[Hook], progress: bool) -> Loop:
+        t, k = self.config.train, self.config.train.iterations_per_call
+        if k != 1:
+            intervals = {"train.log_every": t.log_every, "train.sample_every": t.sample_every,
+                         "train.checkpoint_every": t.checkpoint_every,
+                         "guard.every": self.config.guard.every, **self.interval_keys()}
+            bad = [f"{key} = {value}" for key, value in intervals.items() if value % k]
+            if bad:
+                raise ConfigError(f"train.iterations_per_call = {k}: hooks run between calls, "
+                                  f"so every interval must be a multiple of {k}; not "
+                                  f"{', '.join(bad)}")
+        try:
+            agree = dist.any_rank if self.world.size > 1 else None
+            return Loop(self.schedule, self.source, self.config.seed, hooks, progress, agree,
+                        iterations_per_call=k)
+        except ValueError as e:
+            raise ConfigError(f"train.iterations_per_call = {k}: {e}") from None
 
     @classmethod
     def check_data_parallel(cls, config: RunConfig, workers: int) -> None:
@@ -89,6 +105,10 @@ class Run:
         if not cls.data_parallel:
             raise ConfigError(f"task {config.task!r} runs in one process only: "
                               f"{cls.data_parallel_blocker}; train it without --workers")
+        if config.train.iterations_per_call != 1:
+            raise ConfigError(f"train.iterations_per_call = {config.train.iterations_per_call} "
+                              "is not verified with --workers yet (each step's all-reduce "
+                              "inside one compiled call of several); use 1 with --workers")
         batch = config.data.batch_size
         if batch % workers:
             raise ConfigError(f"data.batch_size = {batch} is the global batch and must be "
@@ -102,6 +122,11 @@ class Run:
             raise ConfigError(str(e)) from None
 
     # -- what a recipe provides ----------------------------------------------------------------
+
+    def interval_keys(self) -> dict[str, int]:
+        """The recipe's own hook intervals in iterations, by config key (0: off), which
+        ``train.iterations_per_call`` must divide."""
+        return {}
 
     def build(self) -> None:
         raise NotImplementedError

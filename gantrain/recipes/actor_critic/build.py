@@ -93,5 +93,7 @@ def build_actor_critic(
                           accumulate=actor_accumulate)
     critic_player = Player("critic", critic, critic_loss_fn(critic), critic_optimizer,
                            transforms=critic_transforms, accumulate=critic_accumulate)
-    schedule = Schedule([Phase(actor_player, actor_inputs), Phase(critic_player, critic_inputs)])
+    # the rollouts run the current actor on the host: not fusable (gantrain.engine.fused)
+    schedule = Schedule([Phase(actor_player, actor_inputs, fusable=False),
+                         Phase(critic_player, critic_inputs, fusable=False)])
     return ActorCritic(actor_player, critic_player, schedule)

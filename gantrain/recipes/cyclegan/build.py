@@ -179,7 +179,8 @@ def build_cyclegan(
 
     phases = [Phase(g_player, real)]
     if split_discriminators:
-        phases += [Phase(d_players[0], d_a_inputs), Phase(d_players[1], d_b_inputs)]
+        phases += [Phase(d_players[0], d_a_inputs, fusable=False),
+                   Phase(d_players[1], d_b_inputs, fusable=False)]
     else:
-        phases.append(Phase(d_players[0], d_inputs))
+        phases.append(Phase(d_players[0], d_inputs, fusable=False))  # reads G's fakes
     return CycleGAN(g_player, d_players, Schedule(phases), pools, G_AB, G_BA)

@@ -65,6 +65,9 @@ class GANRun(Run):
                                  self.writer)
         return [self.watchdog]
 
+    def interval_keys(self) -> dict[str, int]:
+        return {"train.eval_every": self.config.train.eval_every}
+
     def late_hooks(self) -> list[Hook]:
         t = self.config.train
         self.quality = None
