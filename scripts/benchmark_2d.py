@@ -1,14 +1,18 @@
 """2D mixture benchmark: train the ring and grid presets and report mode coverage.
 
     python scripts/benchmark_2d.py [--presets gan_2d_grid gan_2d_ring] [--seeds 0 1 2]
-                                   [--set KEY=VALUE ...] [--drs 80] [--out benchmark_2d.json]
+                                   [--set KEY=VALUE ...] [--drs 80 [90 ...]]
+                                   [--rescore] [--out benchmark_2d.json]
 
 For each preset and seed: modes captured, high-quality fraction and reverse KL on 2,500 samples
 (the PacGAN Table 1 protocol), wall time of the training (compile included) and iterations/s.
-With ``--drs P`` the same run is also scored on 2,500 samples kept by discriminator rejection
-sampling at percentile P (``gantrain sample --drs P``), reported as its own rows. Then, per
-preset (and sampler), the mean, standard deviation and worst seed of each figure, as JSON and
-as a markdown table. Runs write to runs/bench2d-<preset>-s<seed>/.
+With ``--drs P [P ...]`` the same run is also scored on 2,500 samples kept by discriminator
+rejection sampling at each percentile P (``gantrain sample --drs P``), reported as their own
+rows. ``--rescore`` skips the training and scores the runs an earlier invocation left in
+runs/ with DRS only (tuning the percentile costs no training). Then, per preset (and sampler),
+the mean, standard deviation and worst seed of each figure, as JSON and as markdown tables:
+the summary and every run with its wall time. The JSON is rewritten after every run, so an
+interrupted invocation keeps what it measured. Runs write to runs/bench2d-<preset>-s<seed>/.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from gantrain.recipes.registry import build_run, load_config
 from gantrain.recipes.rundir import prepare_run_dir
 
 PUBLISHED = "PacGAN Table 1 (grid): GAN 17.3 modes / 94.8%, PacGAN4 24.8 / 93.6%; " \
-            "(ring): GAN 6.3 / 98.2%, PacGAN4 7.9 / 95.6%"
+            "(ring): GAN 6.3 / 98.2%, PacGAN2 7.9 / 95.6%"
 
 
 def bench(preset: str, seed: int, overrides: list[str]) -> dict:
@@ -51,7 +55,10 @@ def bench_drs(row: dict, percentile: float) -> dict:
     from gantrain.recipes.gan.sample import GANSampleOptions, sample
     from gantrain.recipes.rundir import checkpoint_config
 
-    ckpt = checkpoint.resolve(Path(f"runs/bench2d-{row['preset']}-s{row['seed']}"))
+    run_dir = Path(f"runs/bench2d-{row['preset']}-s{row['seed']}")
+    if not run_dir.is_dir():
+        raise SystemExit(f"--rescore: no run {run_dir} to score; train it first (drop --rescore)")
+    ckpt = checkpoint.resolve(run_dir)
     config = checkpoint_config(ckpt)
     start = time.perf_counter()
     drawn = sample(ckpt, config, GANSampleOptions(n=2500, seed=row["seed"], drs=percentile))
@@ -69,7 +76,9 @@ def summary(rows: list[dict]) -> list[dict]:
         row = {"preset": key[0], "sampler": key[1], "seeds": [r["seed"] for r in group]}
         for name, worst in (("modes", min), ("high_quality", min), ("reverse_kl", max),
                             ("wall_s", max)):
-            values = [r[name] for r in group]
+            values = [r[name] for r in group if name in r]
+            if not values:
+                continue
             row[name] = {"mean": statistics.fmean(values),
                          "std": statistics.stdev(values) if len(values) > 1 else 0.0,
                          "worst": worst(values)}
@@ -77,11 +86,24 @@ def summary(rows: list[dict]) -> list[dict]:
     return out
 
 
+def markdown_runs(rows: list[dict]) -> str:
+    """One line per run and sampler: the figures and the wall time of its training."""
+    lines = ["| preset | seed | sampler | modes | high quality | reverse KL | wall s | it/s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        lines.append(
+            f"| {r['preset']} | {r['seed']} | {r['sampler']} | {r['modes']}/{r['total_modes']} | "
+            f"{100 * r['high_quality']:.1f}% | {r['reverse_kl']:.3f} | {r.get('wall_s', '-')} | "
+            f"{r.get('it_per_s', '-')} |")
+    return "\n".join(lines)
+
+
 def markdown(rows: list[dict]) -> str:
     lines = ["| preset | sampler | seeds | modes (mean +- std, worst) | high quality | "
              "reverse KL | wall s (worst) |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        m, h, k, w = r["modes"], r["high_quality"], r["reverse_kl"], r["wall_s"]
+        m, h, k = r["modes"], r["high_quality"], r["reverse_kl"]
+        w = r.get("wall_s", {"mean": float("nan"), "worst": float("nan")})
         lines.append(
             f"| {r['preset']} | {r['sampler']} | {len(r['seeds'])} | {m['mean']:.1f} +- "
             f"{m['std']:.1f}, {m['worst']} | {100 * h['mean']:.1f}% +- {100 * h['std']:.1f}, "
@@ -90,32 +112,43 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def save(path: str, rows: list[dict]) -> None:
+    with open(path, "w") as f:
+        json.dump({"runs": rows, "summary": summary(rows), "published": PUBLISHED}, f, indent=1)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--presets", nargs="+", default=["gan_2d_grid", "gan_2d_ring"])
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
     p.add_argument("--set", dest="overrides", action="append", default=[])
-    p.add_argument("--drs", type=float, metavar="PERCENTILE",
+    p.add_argument("--drs", type=float, nargs="+", default=[], metavar="PERCENTILE",
                    help="also score each run with discriminator rejection sampling")
+    p.add_argument("--rescore", action="store_true",
+                   help="no training: score the runs already in runs/ with --drs only")
     p.add_argument("--out", default="benchmark_2d.json")
     args = p.parse_args()
+    if args.rescore and not args.drs:
+        p.error("--rescore scores existing runs with DRS; give --drs PERCENTILE")
     rows = []
     for preset in args.presets:
         for seed in args.seeds:
-            found = [bench(preset, seed, args.overrides)]
-            if args.drs is not None:
-                found.append(bench_drs(found[0], args.drs))
+            if args.rescore:
+                base, found = {"preset": preset, "seed": seed}, []
+            else:
+                base = bench(preset, seed, args.overrides)
+                found = [base]
+            found += [bench_drs(base, percentile) for percentile in args.drs]
             for row in found:
                 rows.append(row)
                 print(f"{preset} seed {seed} {row['sampler']}: {row['modes']}/"
                       f"{row['total_modes']} modes, high-quality "
                       f"{100 * row['high_quality']:.1f}%, reverse KL {row['reverse_kl']:.3f}, "
-                      f"{row['wall_s']} s ({row['it_per_s']} it/s)", flush=True)
-    table = summary(rows)
-    print(markdown(table))
+                      f"{row.get('wall_s', '-')} s ({row.get('it_per_s', '-')} it/s)", flush=True)
+            save(args.out, rows)
+    print(markdown(summary(rows)))
+    print(markdown_runs(rows))
     print(f"published: {PUBLISHED}")
-    with open(args.out, "w") as f:
-        json.dump({"runs": rows, "summary": table, "published": PUBLISHED}, f, indent=1)
 
 
 if __name__ == "__main__":
