@@ -100,8 +100,21 @@ def differences(got: dict, ref: dict) -> list[str]:
              if a.get(k) != b.get(k)]
     if len(got["trace"]) != len(ref["trace"]):
         diffs.append(f"{len(got['trace'])} iterations != {len(ref['trace'])}")
-    return diffs + [f"weights {k}" for k in sorted(set(got["weights"]) | set(ref["weights"]))
-                    if got["weights"].get(k) != ref["weights"].get(k)]
+    want = _current_names(ref["weights"], got["weights"])
+    return diffs + [f"weights {k}" for k in sorted(set(got["weights"]) | set(want))
+                    if got["weights"].get(k) != want.get(k)]
+
+
+def _current_names(ref: dict[str, str], got: dict[str, str]) -> dict[str, str]:
+    """``ref`` with each optimizer counter recorded under its bare name (``D/beta1_power``, as
+    before players prefixed them) renamed to the player-prefixed name (``D/D.beta1_power``),
+    the same rule by which older checkpoints load."""
+    out = {}
+    for key, digest in ref.items():
+        player, name = key.split("/", 1)
+        prefixed = f"{player}/{player}.{name}"
+        out[prefixed if "." not in name and prefixed in got else key] = digest
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

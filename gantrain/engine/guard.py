@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from mindspore import ops
+from mindspore import Tensor, ops
+from mindspore import dtype as mstype
 from tqdm.auto import tqdm
 
 from .hooks import JsonlWriter
@@ -67,6 +68,9 @@ class DivergenceGuard(Hook):
                 f"last {self.every} iterations) after {self.rollbacks} rollbacks; lower the "
                 "learning rates, add gradient clipping (optim.*.clip_norm) or check the data"
             )
+        # The checkpoint holds the learning-rate scale it was saved with; the cut must compound
+        # over rollbacks to the same checkpoint, so it starts from the scale in use now.
+        scales = [float(p.lr_scale.asnumpy()) for p in self.players]
         restored = self.restore()
         if restored is None:
             loop.request_stop("diverged")
@@ -75,8 +79,8 @@ class DivergenceGuard(Hook):
                 "checkpoint to roll back to"
             )
         self.rollbacks += 1
-        for p in self.players:
-            ops.assign(p.lr_scale, p.lr_scale * self.lr_factor)
+        for p, scale in zip(self.players, scales):
+            ops.assign(p.lr_scale, Tensor(scale * self.lr_factor, mstype.float32))
         self._seen = self._skips()
         message = (f"iteration {loop.iteration}: {what}; rolled back to iteration {restored}, "
                    f"learning rates x{self.lr_factor} (rollback {self.rollbacks}/"
