@@ -178,6 +178,20 @@ def gantrain_cli(*args: str, timeout: float = JOB_TIMEOUT) -> subprocess.Complet
                           timeout=timeout, capture_output=True, text=True)
 
 
+def running(pid: int) -> bool:
+    """Whether ``pid`` still runs. A killed worker whose parent died is a zombie until init
+    reaps it, which some container inits never do; a zombie runs nothing."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "\nState:\tZ" not in status.read_text()
+    except FileNotFoundError:  # gone meanwhile
+        return False
+
+
 def checkpoint_arrays(ckpt: Path) -> dict[str, np.ndarray]:
     import mindspore as ms
 
@@ -227,9 +241,7 @@ def test_launcher_resumes_exactly_after_kill9_and_only_rank0_writes(in_tmp):
     assert job.returncode != 0
     assert "worker rank 1 was killed" in err and "runs/cut/dist/worker_1.log" in err, err
     time.sleep(1)
-    for pid in pids.values():  # every worker is gone
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    assert not [pid for pid in pids.values() if running(pid)]  # every worker is gone
     stopped_at = int((cut / "checkpoints" / "latest").read_text().split("_")[1])
     assert 6 <= stopped_at < 60
 
