@@ -1,0 +1,40 @@
+"""The MLP generator and discriminator of the 2D presets, and their maxout layers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mindspore import Tensor
+
+from gantrain.models.mlp import Discriminator, Generator, Maxout
+
+
+def test_maxout_is_the_max_over_each_units_pieces():
+    layer = Maxout(3, 4, pieces=5)
+    x = np.random.default_rng(0).standard_normal((6, 3)).astype(np.float32)
+    w = layer.dense.weight.asnumpy()  # (4 * 5, 3)
+    b = layer.dense.bias.asnumpy()
+    want = (x @ w.T + b).reshape(6, 4, 5).max(axis=-1)
+    np.testing.assert_allclose(layer(Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_maxout_discriminator_shapes_and_parameter_count():
+    D = Discriminator(in_dim=4, width=200, depth=3, activation="maxout", pieces=5)
+    out = D(Tensor(np.zeros((7, 4), np.float32)))
+    assert out.shape == (7,)
+    n = sum(p.size for p in D.trainable_params())
+    # PacGAN's 2D D: three maxout layers of 200 units x 5 pieces, then a linear output
+    assert n == (4 * 1000 + 1000) + 2 * (200 * 1000 + 1000) + (200 + 1)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"activation": "maxout"}, "pieces=1 with activation='maxout'"),
+    ({"activation": "relu", "pieces": 3}, "pieces=3 with activation='relu'"),
+    ({"activation": "swish"}, "activation='swish' is not supported"),
+    ({"activation": "maxout", "pieces": 0}, "pieces=0 is invalid"),
+])
+def test_bad_activation_arguments_name_the_argument(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Discriminator(**kwargs)
+    with pytest.raises(ValueError, match=message):
+        Generator(**kwargs)
