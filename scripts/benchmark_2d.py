@@ -7,9 +7,10 @@
 For each preset and seed: modes captured, high-quality fraction and reverse KL on 2,500 samples
 (the PacGAN Table 1 protocol), wall time of the training (compile included) and iterations/s.
 With ``--drs P [P ...]`` the same run is also scored on 2,500 samples kept by discriminator
-rejection sampling at each percentile P (``gantrain sample --drs P``), reported as their own
-rows. ``--rescore`` skips the training and scores the runs an earlier invocation left in
-runs/ with DRS only (tuning the percentile costs no training). Then, per preset (and sampler),
+rejection sampling at each percentile P (``gantrain sample --drs P``), and with ``--no-ema`` on
+its raw generator's samples (``gantrain sample --no-ema``), each reported as rows of their own.
+``--rescore`` skips the training and scores the runs an earlier invocation left in runs/ that
+way only (tuning the percentile costs no training). Then, per preset (and sampler),
 the mean, standard deviation and worst seed of each figure, as JSON and as markdown tables:
 the summary and every run with its wall time. The JSON is rewritten after every run, so an
 interrupted invocation keeps what it measured. Runs write to runs/bench2d-<preset>-s<seed>/.
@@ -48,8 +49,10 @@ def bench(preset: str, seed: int, overrides: list[str]) -> dict:
     }
 
 
-def bench_drs(row: dict, percentile: float) -> dict:
-    """The finished run of ``row`` scored on samples kept by discriminator rejection sampling."""
+def score_finished(row: dict, sampler: str, **options) -> dict:
+    """The finished run of ``row`` scored on 2,500 samples drawn with ``GANSampleOptions``
+    ``options`` (``drs=P``: kept by discriminator rejection sampling; ``ema=False``: the raw
+    generator instead of its EMA weights), as a row of its own named ``sampler``."""
     from gantrain.engine import checkpoint
     from gantrain.metrics.mixture import mixture_report
     from gantrain.recipes.gan.sample import GANSampleOptions, sample
@@ -61,11 +64,10 @@ def bench_drs(row: dict, percentile: float) -> dict:
     ckpt = checkpoint.resolve(run_dir)
     config = checkpoint_config(ckpt)
     start = time.perf_counter()
-    drawn = sample(ckpt, config, GANSampleOptions(n=2500, seed=row["seed"], drs=percentile))
+    drawn = sample(ckpt, config, GANSampleOptions(n=2500, seed=row["seed"], **options))
     seconds = time.perf_counter() - start
     report = mixture_report(drawn.arrays, MIXTURES[config.data.args["name"]]())
-    return {**row, "sampler": f"drs{percentile:g}", "sample_s": round(seconds, 1),
-            **report.as_dict()}
+    return {**row, "sampler": sampler, "sample_s": round(seconds, 1), **report.as_dict()}
 
 
 def summary(rows: list[dict]) -> list[dict]:
@@ -124,12 +126,14 @@ def main() -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[])
     p.add_argument("--drs", type=float, nargs="+", default=[], metavar="PERCENTILE",
                    help="also score each run with discriminator rejection sampling")
+    p.add_argument("--no-ema", action="store_true",
+                   help="also score each run's raw generator (its EMA weights are the default)")
     p.add_argument("--rescore", action="store_true",
-                   help="no training: score the runs already in runs/ with --drs only")
+                   help="no training: score the runs already in runs/ with --drs/--no-ema only")
     p.add_argument("--out", default="benchmark_2d.json")
     args = p.parse_args()
-    if args.rescore and not args.drs:
-        p.error("--rescore scores existing runs with DRS; give --drs PERCENTILE")
+    if args.rescore and not (args.drs or args.no_ema):
+        p.error("--rescore scores existing runs again; give --drs PERCENTILE and/or --no-ema")
     rows = []
     for preset in args.presets:
         for seed in args.seeds:
@@ -138,7 +142,9 @@ def main() -> None:
             else:
                 base = bench(preset, seed, args.overrides)
                 found = [base]
-            found += [bench_drs(base, percentile) for percentile in args.drs]
+            if args.no_ema:
+                found.append(score_finished(base, "no-ema", ema=False))
+            found += [score_finished(base, f"drs{p:g}", drs=p) for p in args.drs]
             for row in found:
                 rows.append(row)
                 print(f"{preset} seed {seed} {row['sampler']}: {row['modes']}/"

@@ -36,15 +36,16 @@ def test_benchmark_2d_reports_modes(in_tmp):
     assert "| gan_2d_ring | drs80 | 2 |" in out.stdout and "published" in out.stdout
     assert "| gan_2d_ring | 1 | plain |" in out.stdout  # the per-run table, with wall time
 
-    # --rescore: the same runs scored again with DRS, no training; the same seed and
-    # percentile draw the same samples
+    # --rescore: the same runs scored again with DRS and the raw generator, no training; the
+    # same seed and percentile draw the same samples
     again = subprocess.run(
         [sys.executable, str(SCRIPTS / "benchmark_2d.py"), "--presets", "gan_2d_ring",
-         "--seeds", "1", "--drs", "95", "--rescore", "--out", "r2.json"],
+         "--seeds", "1", "--drs", "95", "--no-ema", "--rescore", "--out", "r2.json"],
         cwd=in_tmp, capture_output=True, text=True, timeout=600,
     )
     assert again.returncode == 0, again.stderr[-3000:]
-    (rescored,) = json.loads((in_tmp / "r2.json").read_text())["runs"]
+    raw, rescored = json.loads((in_tmp / "r2.json").read_text())["runs"]
+    assert raw["sampler"] == "no-ema" and raw["samples"] == 2500 and raw["total_modes"] == 8
     before = next(r for r in runs if (r["seed"], r["sampler"]) == (1, "drs95"))
     assert rescored["sampler"] == "drs95" and "wall_s" not in rescored
     assert rescored["high_quality"] == before["high_quality"]

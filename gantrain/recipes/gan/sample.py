@@ -48,7 +48,14 @@ def load_generator(ckpt: Path, config: GANConfig, ema: bool = True) -> Sampler:
 
 
 def load_critic(ckpt: Path, config: GANConfig, rng: np.random.Generator):
-    """``x -> logits (N,)``: the run's D in eval mode.
+    """``x -> logits (N,)``: the run's D in eval mode (see :func:`critic_score`)."""
+    D = build_cell(config.discriminator.model, config.discriminator.args, "discriminator")
+    load_player_nets(ckpt, "D", {"D": D})
+    return critic_score(D, config.gan.pack, rng)
+
+
+def critic_score(D, m: int, rng: np.random.Generator):
+    """``x -> logits (N,)``: ``D`` (set to eval mode) scoring each sample.
 
     A PacGAN D judges packs of m samples; its logit is then the sum of the m samples' log
     ratios (at the optimum), so a sample's score is its pack logit averaged over
@@ -59,10 +66,7 @@ def load_critic(ckpt: Path, config: GANConfig, rng: np.random.Generator):
 
     from .wrappers import packed
 
-    D = build_cell(config.discriminator.model, config.discriminator.args, "discriminator")
-    load_player_nets(ckpt, "D", {"D": D})
     D.set_train(False)
-    m = config.gan.pack
     view = packed(D, m)
 
     def score(x: np.ndarray) -> np.ndarray:
