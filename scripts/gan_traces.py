@@ -13,7 +13,10 @@ bit for bit::
 
 ``check`` exits 1 and names the first differing value of each case that differs.
 ``tests/fixtures/gan_traces.json`` was recorded with the GAN recipe of b53e855 (the
-flag-driven ``build_gan``); ``tests/test_gan_traces.py`` replays some of its cases.
+flag-driven ``build_gan``), except the inline R1/R2 cases (``r1_inline``, ``r2_inline``,
+``conditional_r1_inline``), re-recorded on 2026-12-04 when D's adversarial loss got back the
+gradient of the logits it shared with the penalty (docs/mindspore-notes.md, item 31);
+``tests/test_gan_traces.py`` replays some of its cases.
 """
 
 from __future__ import annotations

@@ -110,6 +110,30 @@ def test_value_and_grad_differentiates_only_output_0_wrt_the_weights():  # item 
     np.testing.assert_allclose(float(aux["sum"].asnumpy()), out.sum() * 100.0, rtol=1e-5)
 
 
+def test_aux_outputs_of_value_and_grad_carry_no_gradient():  # item 31
+    D = nn.Dense(2, 1)
+    prefix_parameters({"D": D}, "Daux")
+    x = Tensor(np.random.default_rng(0).standard_normal((4, 2)).astype(np.float32))
+
+    def d_out(inp):
+        logits = D(inp).squeeze(-1)
+        return logits.sum(), logits
+
+    input_grad = ms.value_and_grad(d_out, grad_position=0, has_aux=True)
+
+    def through_aux(inp):
+        (_, logits), _ = input_grad(inp)
+        return logits.sum()
+
+    def direct(inp):
+        return D(inp).squeeze(-1).sum()
+
+    aux = ms.jit(ms.grad(through_aux, None, D.trainable_params()))(x)
+    own = ms.jit(ms.grad(direct, None, D.trainable_params()))(x)
+    assert all(np.abs(g.asnumpy()).max() == 0 for g in aux)
+    assert np.abs(own[0].asnumpy()).max() > 0.1
+
+
 def test_player_step_applies_exactly_one_update_per_call():  # item 7
     net = nn.Dense(3, 1)
 

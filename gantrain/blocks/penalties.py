@@ -60,23 +60,23 @@ def make_gradient_penalty(d_apply: DApply) -> Callable[[Tensor, Tensor, Tensor, 
     return penalty
 
 
-def make_r1(d_apply: DApply) -> Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]:
+def make_r1(d_apply: DApply) -> Callable[[Tensor, Tensor], Tensor]:
     """R1 (or R2 on fakes): E[||grad_x D(x)||^2] on real data (Mescheder et al. 2018, eq. 9).
+    Multiply by gamma / 2 at the call site.
 
-    Returns ``(penalty, logits)``: the output and its input gradient come from one call, since
-    computing ``D(x)`` and ``grad D(x)`` separately on one tensor fails to compile in
-    MindSpore 2.10 ("Graph cycle exists"). Multiply by gamma / 2 at the call site.
+    Only the penalty: a D loss that also needs the logits at ``x`` computes them with its own
+    pass. Taking them as the aux output of this input-gradient call would cut their gradient
+    (``ms.value_and_grad(..., has_aux=True)`` stops the gradient of aux outputs), and D would
+    learn nothing from its real samples (docs/mindspore-notes.md, item 31).
     """
 
-    def d_out(x, y):
-        logits = d_apply(x, y)
-        return logits.sum(), logits
+    def d_sum(x, y):
+        return d_apply(x, y).sum()
 
-    value_and_grad_x = ms.value_and_grad(d_out, grad_position=0, has_aux=True)
+    grad_x = ms.grad(d_sum, grad_position=0)
 
     def penalty(x, y):
-        (_, logits), g = value_and_grad_x(x, y)
-        return _per_sample_sq_norm(g).mean(), logits
+        return _per_sample_sq_norm(grad_x(x, y)).mean()
 
     return penalty
 
@@ -130,7 +130,7 @@ class DiscriminatorPenalty(Penalty):
     def function(self, critic: DApply) -> Callable:
         """The raw penalty for D's logits view ``critic(x, y) -> (B,)``: for
         ``PenaltyInput.INTERPOLATES`` ``(real, fake, y, eps) -> penalty``, otherwise
-        ``(x, y) -> (penalty, logits at x)``."""
+        ``(x, y) -> penalty``."""
 
 
 class GeneratorPenalty(Penalty):
@@ -181,7 +181,7 @@ class _SquaredGradientNorm(DiscriminatorPenalty):
     def factor(self) -> float:
         return 0.5 * self.gamma  # gamma / 2 * E[||grad D||^2] (Mescheder et al. 2018, eq. 9)
 
-    def function(self, critic: DApply) -> Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]:
+    def function(self, critic: DApply) -> Callable[[Tensor, Tensor], Tensor]:
         return make_r1(critic)
 
 

@@ -128,15 +128,13 @@ def _penalized_scores(critic: DApply, penalty: DiscriminatorPenalty) -> Scores:
     if penalty.reads is PenaltyInput.REAL:
 
         def on_real(real, fake, batch):
-            reg, d_real = fn(*real)  # the penalty's pass also gives the real logits
-            return d_real, critic(*fake), reg, _zero()
+            return critic(*real), critic(*fake), fn(*real), _zero()
 
         return on_real
     if penalty.reads is PenaltyInput.FAKE:
 
         def on_fake(real, fake, batch):
-            reg, d_fake = fn(*fake)
-            return critic(*real), d_fake, reg, _zero()
+            return critic(*real), critic(*fake), fn(*fake), _zero()
 
         return on_fake
 
@@ -198,7 +196,7 @@ def lazy_penalty_loss(penalty: DiscriminatorPenalty, sides: Sides, critic: DAppl
     fn, coefficient = penalty.function(critic), penalty.coefficient
 
     def d_reg(batch):
-        reg, _ = fn(*side(batch))
+        reg = fn(*side(batch))
         return coefficient * reg, {"penalty": reg}
 
     return StepLoss(d_reg, sides.real_fields if on_real else sides.fake_fields)
