@@ -15,7 +15,11 @@ bit for bit::
 ``tests/fixtures/gan_traces.json`` was recorded with the GAN recipe of b53e855 (the
 flag-driven ``build_gan``), except the inline R1/R2 cases (``r1_inline``, ``r2_inline``,
 ``conditional_r1_inline``), re-recorded on 2026-12-04 when D's adversarial loss got back the
-gradient of the logits it shared with the penalty (docs/mindspore-notes.md, item 31);
+gradient of the logits it shared with the penalty (docs/mindspore-notes.md, item 31), and the
+DiffAugment cases (``diffaugment_dcgan``, ``diffaugment_r1_lazy2``,
+``relativistic_diffaugment``), re-recorded the same day when ``make_activation("leaky_relu")``
+became ``models.layers.LeakyReLU``, whose gradient at exact zeros (which cutout produces) is
+the slope, not ``nn.LeakyReLU``'s tie split;
 ``tests/test_gan_traces.py`` replays some of its cases.
 """
 

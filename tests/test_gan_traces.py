@@ -1,6 +1,6 @@
 """Seeded GAN runs reproduce, bit for bit, the losses, logged values and final weights that the
 GAN recipe of b53e855 (the flag-driven build_gan) recorded in tests/fixtures/gan_traces.json
-(the inline R1/R2 cases re-recorded since: scripts/gan_traces.py says why).
+(the inline R1/R2 and DiffAugment cases re-recorded since: scripts/gan_traces.py says why).
 A few cases that cover the lazy R2 phase, WGAN-GP with packing, ACGAN with WGAN-GP and a
 relativistic loss with DiffAugment; `python scripts/gan_traces.py check` runs all 16."""
 
