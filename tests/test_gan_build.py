@@ -132,9 +132,10 @@ def test_a_generator_penalty_belongs_to_g(every):
 def test_bad_combinations_are_refused_where_they_are_built():
     with pytest.raises(ValueError, match=r"pack > 1 \(PacGAN\) is for unconditional GANs"):
         make(num_classes=K, pack=2)
-    with pytest.raises(ValueError, match=r"cannot run R1 inline.*every > 1"):
-        make(num_classes=K, aux_weight=1.0, penalties=[R1(1.0)])
-    make(num_classes=K, aux_weight=1.0, penalties=[R1(1.0, every=2)])  # lazy R1 is fine
+    # ACGAN with R1 inline or lazy: both build (inline was refused while R1 returned logits)
+    assert phase_fields(make(num_classes=K, aux_weight=1.0, penalties=[R1(1.0)])[0], K) == {
+        "D": {"real", "y_real", "z", "y_fake"}, "G": {"z", "y_fake"}}
+    make(num_classes=K, aux_weight=1.0, penalties=[R1(1.0, every=2)])
     with pytest.raises(ValueError, match=r"aux_weight > 0 \(ACGAN\) needs num_classes > 0"):
         build_gan(LinearG(0), TanhD(2, 1), z_dim=Z, batch_size=B, loss=get_loss("hinge"),
                   g_optimizer=Adam(1e-3), d_optimizer=Adam(1e-3), aux_weight=1.0)

@@ -105,22 +105,41 @@ class Sides:
 
 
 def _class_scores(head: DApply, critic: DApply, penalty: DiscriminatorPenalty | None) -> Scores:
-    if penalty is not None and penalty.reads is not PenaltyInput.INTERPOLATES:
-        # R1/R2 take D's logits from their own input-gradient pass; a second, class-head pass
-        # over the same tensor does not compile, "Graph cycle exists"
-        # (docs/mindspore-notes.md, item 14).
-        raise ValueError(f"aux_weight > 0 (ACGAN) cannot run {type(penalty).__name__} inline "
-                         "in D's loss; run it lazily (every > 1, gan.penalty_every > 1)")
-    gp = penalty.function(critic) if penalty is not None else None
+    reg = _penalty_term(critic, penalty)
 
     def scores(real, fake, batch):
         d_real, c_real = head(*real)
         d_fake, c_fake = head(*fake)
         cls = ops.cross_entropy(c_real, real[1]) + ops.cross_entropy(c_fake, fake[1])
-        reg = gp(real[0], fake[0], real[1], batch["eps"]) if gp is not None else _zero()
-        return d_real, d_fake, reg, cls
+        return d_real, d_fake, reg(real, fake, batch), cls
 
     return scores
+
+
+def _penalty_term(critic: DApply, penalty: DiscriminatorPenalty | None):
+    """``(real, fake, batch) -> raw penalty`` on the input ``penalty`` reads (0 without one);
+    the choice is made here, in Python, since the graph compiler cannot branch on it."""
+    if penalty is None:
+        def none(real, fake, batch):
+            return _zero()
+
+        return none
+    fn = penalty.function(critic)
+    if penalty.reads is PenaltyInput.INTERPOLATES:
+        def on_interpolates(real, fake, batch):
+            return fn(real[0], fake[0], real[1], batch["eps"])
+
+        return on_interpolates
+    if penalty.reads is PenaltyInput.REAL:
+        def on_real(real, fake, batch):
+            return fn(*real)
+
+        return on_real
+
+    def on_fake(real, fake, batch):
+        return fn(*fake)
+
+    return on_fake
 
 
 def _penalized_scores(critic: DApply, penalty: DiscriminatorPenalty) -> Scores:
