@@ -142,31 +142,12 @@ def _penalty_term(critic: DApply, penalty: DiscriminatorPenalty | None):
     return on_fake
 
 
-def _penalized_scores(critic: DApply, penalty: DiscriminatorPenalty) -> Scores:
-    fn = penalty.function(critic)
-    if penalty.reads is PenaltyInput.REAL:
+def _critic_scores(critic: DApply, penalty: DiscriminatorPenalty | None) -> Scores:
+    reg = _penalty_term(critic, penalty)
 
-        def on_real(real, fake, batch):
-            return critic(*real), critic(*fake), fn(*real), _zero()
-
-        return on_real
-    if penalty.reads is PenaltyInput.FAKE:
-
-        def on_fake(real, fake, batch):
-            return critic(*real), critic(*fake), fn(*fake), _zero()
-
-        return on_fake
-
-    def on_interpolates(real, fake, batch):
-        d_real, d_fake = critic(*real), critic(*fake)
-        return d_real, d_fake, fn(real[0], fake[0], real[1], batch["eps"]), _zero()
-
-    return on_interpolates
-
-
-def _plain_scores(critic: DApply) -> Scores:
     def scores(real, fake, batch):
-        return critic(*real), critic(*fake), _zero(), _zero()
+        d_real, d_fake = critic(*real), critic(*fake)
+        return d_real, d_fake, reg(real, fake, batch), _zero()
 
     return scores
 
@@ -183,10 +164,8 @@ def discriminator_loss(loss: GANLoss, sides: Sides, critic: DApply, *,
     inline = penalty if penalty is not None and not penalty.lazy else None
     if head is not None:
         scores = _class_scores(head, critic, inline)
-    elif inline is not None:
-        scores = _penalized_scores(critic, inline)
     else:
-        scores = _plain_scores(critic)
+        scores = _critic_scores(critic, inline)
     coefficient = inline.coefficient if inline is not None else 0.0
     reals, fakes = sides.reals(), sides.fakes(detach=True)
 
