@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import time
 from pathlib import Path
 
 import gantrain  # noqa: F401  (sets MindSpore's environment before it loads)
 from gantrain.data.mixtures import MIXTURES
+from gantrain.metrics.seeds import over_seeds
 from gantrain.recipes.registry import build_run, load_config
 from gantrain.recipes.rundir import prepare_run_dir
 
@@ -72,20 +72,8 @@ def score_finished(row: dict, sampler: str, **options) -> dict:
 
 def summary(rows: list[dict]) -> list[dict]:
     """Mean, standard deviation and worst seed of each figure, per preset and sampler."""
-    out = []
-    for key in dict.fromkeys((r["preset"], r["sampler"]) for r in rows):
-        group = [r for r in rows if (r["preset"], r["sampler"]) == key]
-        row = {"preset": key[0], "sampler": key[1], "seeds": [r["seed"] for r in group]}
-        for name, worst in (("modes", min), ("high_quality", min), ("reverse_kl", max),
-                            ("wall_s", max)):
-            values = [r[name] for r in group if name in r]
-            if not values:
-                continue
-            row[name] = {"mean": statistics.fmean(values),
-                         "std": statistics.stdev(values) if len(values) > 1 else 0.0,
-                         "worst": worst(values)}
-        out.append(row)
-    return out
+    return over_seeds(rows, ("preset", "sampler"), {"modes": min, "high_quality": min,
+                                                    "reverse_kl": max, "wall_s": max})
 
 
 def markdown_runs(rows: list[dict]) -> str:

@@ -52,6 +52,44 @@ def test_benchmark_2d_reports_modes(in_tmp):
     assert rescored["modes"] == before["modes"]
 
 
+@pytest.mark.slow  # trains the evaluation classifier and two tiny DCGANs
+def test_benchmark_images_scores_every_seed_and_sampler(in_tmp):
+    tiny = ["data.args.n=256", "generator.args.width=8", "discriminator.args.width=8",
+            "train.steps=10", "train.sample_every=10", "train.checkpoint_every=10"]
+    cmd = [sys.executable, str(SCRIPTS / "benchmark_images.py"), "--seeds", "0", "1",
+           "--n", "300", "--no-ema", "--out", "r.json"]
+    for o in tiny:
+        cmd += ["--set", o]
+    out = subprocess.run(cmd, cwd=in_tmp, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert (in_tmp / "classifiers" / "digits" / "classifier.json").is_file()
+    result = json.loads((in_tmp / "r.json").read_text())
+    runs = result["runs"]
+    assert [(r["seed"], r["sampler"]) for r in runs] == [
+        (0, "ema"), (0, "raw"), (1, "ema"), (1, "raw")]
+    for r in runs:
+        assert r["steps"] == 10 and r["samples"] == 300
+        assert 0 <= r["precision"] <= 1 and 0 <= r["classes_covered"] <= 10
+        assert r["fd"] > r["real_vs_real"]["fd"] > 0  # 10 steps are far from the data
+        assert Path(in_tmp / r["grid"]).is_file()
+    ema = result["summary"][0]
+    fds = [r["fd"] for r in runs if r["sampler"] == "ema"]
+    assert (ema["sampler"], ema["seeds"]) == ("ema", [0, 1])
+    assert ema["fd"]["mean"] == pytest.approx(sum(fds) / 2) and ema["fd"]["worst"] == max(fds)
+    assert "| dcgan_digits | raw | 2 |" in out.stdout
+
+    # --rescore: the same runs scored again without training give the same figures
+    again = subprocess.run(
+        [sys.executable, str(SCRIPTS / "benchmark_images.py"), "--seeds", "1", "--n", "300",
+         "--rescore", "--out", "r2.json"], cwd=in_tmp, capture_output=True, text=True,
+        timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    (rescored,) = json.loads((in_tmp / "r2.json").read_text())["runs"]
+    before = runs[2]
+    assert "wall_s" not in rescored
+    assert (rescored["fd"], rescored["precision"]) == (before["fd"], before["precision"])
+
+
 @pytest.mark.slow  # two fresh processes building and compiling a small DCGAN
 def test_bench_startup_compares_cold_and_warm_data_cache_with_rss_stages(in_tmp):
     small = ["data.args.n=256", "generator.args.width=8", "discriminator.args.width=8"]

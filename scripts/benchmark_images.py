@@ -1,0 +1,151 @@
+"""Image benchmark over seeds: train an image preset per seed and score its generator with the
+evaluation classifier.
+
+    python scripts/benchmark_images.py [--presets dcgan_digits] [--seeds 1 2 3 4 5]
+                                       [--set KEY=VALUE ...] [--classifier classifiers/digits]
+                                       [--n 10000] [--no-ema] [--rescore] [--out F.json]
+
+For each preset and seed: the Frechet distance on the classifier's features, precision, recall,
+density and coverage (Kynkaanniemi et al. 2019; Naeem et al. 2020), the class histogram's KL to
+the data's class frequencies and the classes covered, on ``--n`` samples of the EMA generator
+(``--no-ema`` adds rows for the raw one), beside the real-vs-real baseline, with the wall time of
+the training (compile included). Then per preset and sampler the mean, standard deviation and
+worst seed of each figure, as JSON and markdown. The classifier is trained once on the embedded
+digits (``gantrain eval train-classifier``, 3 epochs) when ``--classifier`` does not exist yet.
+Runs write to runs/benchimg-<preset>-s<seed>/ and keep their sample grids there; ``--rescore``
+scores those runs again without training. The JSON is rewritten after every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import gantrain  # noqa: F401  (sets MindSpore's environment before it loads)
+from gantrain.engine import checkpoint, runtime
+from gantrain.metrics.seeds import over_seeds
+from gantrain.recipes.gan.evaluate import evaluate_run
+from gantrain.recipes.registry import build_run, load_config
+from gantrain.recipes.rundir import checkpoint_config, prepare_run_dir
+
+#: figure -> how its worst seed is picked
+FIGURES = {"fd": max, "precision": min, "recall": min, "density": min, "coverage": min,
+           "class_kl": max, "classes_covered": min, "wall_s": max}
+
+
+def run_dir(preset: str, seed: int) -> Path:
+    return Path(f"runs/benchimg-{preset}-s{seed}")
+
+
+def train(preset: str, seed: int, overrides: list[str]) -> dict:
+    config = load_config(preset, [f"seed={seed}", "train.progress=false", *overrides])
+    start = time.perf_counter()
+    run = build_run(config, run_dir(preset, seed))
+    prepare_run_dir(run.dir, run.config, overwrite=True)
+    loop = run.train()
+    wall = time.perf_counter() - start
+    return {"preset": preset, "seed": seed, "steps": loop.iteration, "wall_s": round(wall, 1),
+            "it_per_s": round(loop.iteration / loop.elapsed, 2)}
+
+
+def score(base: dict, classifier: Path, n: int, ema: bool) -> dict:
+    """``base``'s finished run scored on ``n`` samples, as a row named by its sampler."""
+    folder = run_dir(base["preset"], base["seed"])
+    if not folder.is_dir():
+        raise SystemExit(f"--rescore: no run {folder} to score; train it first (drop --rescore)")
+    ckpt = checkpoint.resolve(folder)
+    config = checkpoint_config(ckpt)
+    runtime.setup(config.device, config.seed)
+    sampler = "ema" if ema else "raw"
+    report = evaluate_run(ckpt, config, folder / f"eval-{sampler}.json", classifier, n,
+                          ("fd", "prdc", "classes"), ema, base["seed"])
+    gen, real = report["generated"], report["real_vs_real"]
+    figures = {k: gen[k] for k in ("fd", "precision", "recall", "density", "coverage")}
+    figures["class_kl"] = gen["classes"]["kl"]
+    figures["classes_covered"] = gen["classes"]["classes_covered"]
+    baseline = {"fd": real["fd"], "precision": real["precision"], "recall": real["recall"],
+                "class_kl": real["classes"]["kl"]}
+    return {**base, "sampler": sampler, "samples": n, **figures, "real_vs_real": baseline,
+            "grid": str(folder / "samples" / "final.png")}
+
+
+def ensure_classifier(path: Path) -> None:
+    from gantrain.metrics.classifier import META, classifier_data, train_classifier
+
+    if (path / META).is_file():
+        return
+    trained, test = classifier_data("digits", None)
+    result = train_classifier(trained, test, path, epochs=3, seed=0)
+    print(f"trained the evaluation classifier: {100 * result.accuracy:.2f}% test accuracy, "
+          f"saved to {result.path}", flush=True)
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| preset | sampler | seeds | FD | precision | recall | class KL | classes | "
+             "wall s (worst) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+
+    def cell(r: dict, key: str, fmt: str) -> str:
+        f = r[key]
+        return f"{f['mean']:{fmt}} +- {f['std']:{fmt}}, {f['worst']:{fmt}}"
+
+    for r in rows:
+        wall = r.get("wall_s")  # absent when --rescore skipped the training
+        wall_cell = f"{wall['mean']:.0f} ({wall['worst']:.0f})" if wall else "-"
+        lines.append(
+            f"| {r['preset']} | {r['sampler']} | {len(r['seeds'])} | {cell(r, 'fd', '.1f')} | "
+            f"{cell(r, 'precision', '.3f')} | {cell(r, 'recall', '.3f')} | "
+            f"{cell(r, 'class_kl', '.3f')} | {r['classes_covered']['worst']:.0f} (worst) | "
+            f"{wall_cell} |")
+    return "\n".join(lines)
+
+
+def markdown_runs(rows: list[dict]) -> str:
+    lines = ["| preset | seed | sampler | FD | precision | recall | class KL | wall s | it/s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        lines.append(
+            f"| {r['preset']} | {r['seed']} | {r['sampler']} | {r['fd']:.1f} | "
+            f"{r['precision']:.3f} | {r['recall']:.3f} | {r['class_kl']:.3f} | "
+            f"{r.get('wall_s', '-')} | {r.get('it_per_s', '-')} |")
+    return "\n".join(lines)
+
+
+def summary(rows: list[dict]) -> list[dict]:
+    return over_seeds(rows, ("preset", "sampler"), FIGURES)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--presets", nargs="+", default=["dcgan_digits"])
+    p.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3, 4, 5])
+    p.add_argument("--set", dest="overrides", action="append", default=[])
+    p.add_argument("--classifier", type=Path, default=Path("classifiers/digits"))
+    p.add_argument("--n", type=int, default=10000, help="generated samples per score")
+    p.add_argument("--no-ema", action="store_true", help="also score the raw generator")
+    p.add_argument("--rescore", action="store_true", help="no training: score runs/ again")
+    p.add_argument("--out", default="benchmark_images.json")
+    args = p.parse_args()
+    runtime.setup(load_config(args.presets[0], args.overrides).device, 0)
+    ensure_classifier(args.classifier)
+    rows: list[dict] = []
+    for preset in args.presets:
+        for seed in args.seeds:
+            base = ({"preset": preset, "seed": seed} if args.rescore
+                    else train(preset, seed, args.overrides))
+            for ema in (True, False)[: 1 + args.no_ema]:
+                row = score(base, args.classifier, args.n, ema)
+                rows.append(row)
+                print(f"{preset} seed {seed} {row['sampler']}: FD {row['fd']:.1f}, precision "
+                      f"{row['precision']:.3f}, recall {row['recall']:.3f}, class KL "
+                      f"{row['class_kl']:.3f}, {row.get('wall_s', '-')} s", flush=True)
+            Path(args.out).write_text(json.dumps(
+                {"runs": rows, "summary": summary(rows), "overrides": args.overrides},
+                indent=1))
+    print(markdown(summary(rows)))
+    print(markdown_runs(rows))
+
+
+if __name__ == "__main__":
+    main()
