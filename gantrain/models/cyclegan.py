@@ -16,7 +16,7 @@ from __future__ import annotations
 from mindspore import Tensor, nn, ops
 from mindspore.common.initializer import Normal
 
-from .layers import check_positive_int
+from .layers import LeakyReLU, check_positive_int
 
 __all__ = ["InstanceNorm", "PatchDiscriminator", "ResnetGenerator"]
 
@@ -121,13 +121,13 @@ class PatchDiscriminator(nn.Cell):
         super().__init__()
         for name, value in (("channels", channels), ("width", width), ("layers", layers)):
             check_positive_int(name, value)
-        cells = [_conv(channels, width, 4, stride=2, padding=1), nn.LeakyReLU(0.2)]
+        cells = [_conv(channels, width, 4, stride=2, padding=1), LeakyReLU(0.2)]
         ch = width
         for n in range(1, layers + 1):
             out = width * min(2 ** n, 8)
             stride = 2 if n < layers else 1
             cells += [_conv(ch, out, 4, stride=stride, padding=1), InstanceNorm(),
-                      nn.LeakyReLU(0.2)]
+                      LeakyReLU(0.2)]
             ch = out
         cells.append(_conv(ch, 1, 4, stride=1, padding=1))
         self.net = nn.SequentialCell(cells)
