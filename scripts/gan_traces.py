@@ -44,6 +44,10 @@ IMG = ["data.args={n = 64, size = 28}", "data.batch_size=16", "generator.args.wi
        "discriminator.args.width=8"]
 ACGAN = [*IMG, "gan.aux_weight=1.0", "discriminator.args.aux_classifier=true"]
 AUG = ['gan.augment="color,translation,cutout"']
+# the DiffAugment cases were recorded on the DCGAN default before it became an SN-DCGAN with
+# the hinge loss (2026-12-04); these keep that recipe (BatchNorm D, non-saturating, lr 2e-4)
+DCGAN_BN = ['discriminator.args.norm="batch"', 'gan.loss="nonsaturating"',
+            "optim.generator.lr=2e-4", "optim.discriminator.lr=2e-4"]
 
 CASES: dict[str, tuple[str, list[str]]] = {
     "plain_nonsaturating": ("gan_2d_ring", FLAT),
@@ -63,10 +67,10 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "acgan_gp": ("cgan_digits", [*ACGAN, 'gan.penalty="gp"', "gan.penalty_weight=10.0"]),
     "acgan_r1_lazy2": ("cgan_digits", [*ACGAN, 'gan.penalty="r1"', "gan.penalty_weight=1.0",
                                        "gan.penalty_every=2"]),
-    "diffaugment_dcgan": ("dcgan_digits", [*IMG, *AUG]),
-    "diffaugment_r1_lazy2": ("dcgan_digits", [*IMG, *AUG, 'gan.penalty="r1"',
+    "diffaugment_dcgan": ("dcgan_digits", [*IMG, *DCGAN_BN, *AUG]),
+    "diffaugment_r1_lazy2": ("dcgan_digits", [*IMG, *DCGAN_BN, *AUG, 'gan.penalty="r1"',
                                               "gan.penalty_weight=1.0", "gan.penalty_every=2"]),
-    "relativistic_diffaugment": ("dcgan_digits", [*IMG, *AUG,
+    "relativistic_diffaugment": ("dcgan_digits", [*IMG, *DCGAN_BN, *AUG,
                                                   'gan.loss="relativistic_average"']),
 }
 

@@ -17,7 +17,8 @@ CASES = {
                                 "optim.generator.accumulate=2", "gan.penalty=\"r1\"",
                                 "gan.penalty_weight=0.1", "gan.penalty_every=3",
                                 "gan.pack=1", "discriminator.args.in_dim=2"]),
-    # BatchNorm statistics, EMA, DiffAugment draws, shuffled data position
+    # BatchNorm statistics (G), spectral-norm power-iteration vectors (D), EMA, DiffAugment
+    # draws, shuffled data position
     "images": ("dcgan_digits", ["data.args={n = 96, size = 28}", "data.batch_size=16",
                                 "generator.args.width=8", "discriminator.args.width=8",
                                 "gan.augment=\"color,translation,cutout\""]),
