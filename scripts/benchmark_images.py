@@ -4,14 +4,19 @@ evaluation classifier.
     python scripts/benchmark_images.py [--presets dcgan_digits] [--seeds 1 2 3 4 5]
                                        [--set KEY=VALUE ...] [--classifier classifiers/digits]
                                        [--n 10000] [--no-ema] [--rescore] [--out F.json]
+                                       [--classifier-data mnist --classifier-root DIR]
 
 For each preset and seed: the Frechet distance on the classifier's features, precision, recall,
 density and coverage (Kynkaanniemi et al. 2019; Naeem et al. 2020), the class histogram's KL to
 the data's class frequencies and the classes covered, on ``--n`` samples of the EMA generator
 (``--no-ema`` adds rows for the raw one), beside the real-vs-real baseline, with the wall time of
-the training (compile included). Then per preset and sampler the mean, standard deviation and
+the training (compile included). A Stacked MNIST preset (``data.dataset = "stacked_mnist"``)
+is scored by its own protocol instead (PacGAN Sec. 5.2, 26,000 samples unless ``--n``): modes
+covered out of 1000, the KL of the mode histogram to uniform, and the share of confident samples
+that those two count. Then per preset and sampler the mean, standard deviation and
 worst seed of each figure, as JSON and markdown. The classifier is trained once on the embedded
-digits (``gantrain eval train-classifier``, 3 epochs) when ``--classifier`` does not exist yet.
+digits (``gantrain eval train-classifier``, 3 epochs; ``--classifier-data``/``--classifier-root``
+for real MNIST, 10 epochs) when ``--classifier`` does not exist yet.
 Runs write to runs/benchimg-<preset>-s<seed>/ and keep their sample grids there; ``--rescore``
 scores those runs again without training. The JSON is rewritten after every run.
 """
@@ -32,7 +37,9 @@ from gantrain.recipes.rundir import checkpoint_config, prepare_run_dir
 
 #: figure -> how its worst seed is picked
 FIGURES = {"fd": max, "precision": min, "recall": min, "density": min, "coverage": min,
-           "class_kl": max, "classes_covered": min, "wall_s": max}
+           "class_kl": max, "classes_covered": min, "modes": min, "stacked_kl": max,
+           "confident": min, "wall_s": max}
+STACKED_SAMPLES = 26000  # PacGAN Table 2's protocol
 
 
 def run_dir(preset: str, seed: int) -> Path:
@@ -50,7 +57,7 @@ def train(preset: str, seed: int, overrides: list[str]) -> dict:
             "it_per_s": round(loop.iteration / loop.elapsed, 2)}
 
 
-def score(base: dict, classifier: Path, n: int, ema: bool) -> dict:
+def score(base: dict, classifier: Path, n: int | None, ema: bool) -> dict:
     """``base``'s finished run scored on ``n`` samples, as a row named by its sampler."""
     folder = run_dir(base["preset"], base["seed"])
     if not folder.is_dir():
@@ -59,57 +66,94 @@ def score(base: dict, classifier: Path, n: int, ema: bool) -> dict:
     config = checkpoint_config(ckpt)
     runtime.setup(config.device, config.seed)
     sampler = "ema" if ema else "raw"
+    stacked = config.data.dataset == "stacked_mnist"
+    n = n or (STACKED_SAMPLES if stacked else 10000)
+    metrics = ("stacked",) if stacked else ("fd", "prdc", "classes")
     report = evaluate_run(ckpt, config, folder / f"eval-{sampler}.json", classifier, n,
-                          ("fd", "prdc", "classes"), ema, base["seed"])
+                          metrics, ema, base["seed"])
+    figures, baseline = (_stacked_figures(report) if stacked else _image_figures(report))
+    return {**base, "sampler": sampler, "samples": n, **figures, "real_vs_real": baseline,
+            "grid": str(folder / "samples" / "final.png")}
+
+
+def _image_figures(report: dict) -> tuple[dict, dict]:
     gen, real = report["generated"], report["real_vs_real"]
     figures = {k: gen[k] for k in ("fd", "precision", "recall", "density", "coverage")}
     figures["class_kl"] = gen["classes"]["kl"]
     figures["classes_covered"] = gen["classes"]["classes_covered"]
     baseline = {"fd": real["fd"], "precision": real["precision"], "recall": real["recall"],
                 "class_kl": real["classes"]["kl"]}
-    return {**base, "sampler": sampler, "samples": n, **figures, "real_vs_real": baseline,
-            "grid": str(folder / "samples" / "final.png")}
+    return figures, baseline
 
 
-def ensure_classifier(path: Path) -> None:
+def _stacked_figures(report: dict) -> tuple[dict, dict]:
+    def pick(r: dict) -> dict:
+        return {"modes": r["modes"], "stacked_kl": r["kl"], "confident": r["confident"]}
+
+    return (pick(report["generated"]["stacked"]),
+            {**pick(report["real_vs_real"]["stacked"]),
+             "samples": report["real_vs_real"]["stacked"]["samples"]})
+
+
+def ensure_classifier(path: Path, data: str, root: str | None) -> None:
     from gantrain.metrics.classifier import META, classifier_data, train_classifier
 
     if (path / META).is_file():
         return
-    trained, test = classifier_data("digits", None)
-    result = train_classifier(trained, test, path, epochs=3, seed=0)
+    trained, test = classifier_data(data, root)
+    result = train_classifier(trained, test, path, epochs=3 if data == "digits" else 10, seed=0)
     print(f"trained the evaluation classifier: {100 * result.accuracy:.2f}% test accuracy, "
           f"saved to {result.path}", flush=True)
 
 
+def _cell(r: dict, key: str, fmt: str) -> str:
+    f = r[key]
+    return f"{f['mean']:{fmt}} +- {f['std']:{fmt}}, {f['worst']:{fmt}}"
+
+
+def _wall_cell(r: dict) -> str:
+    wall = r.get("wall_s")  # absent when --rescore skipped the training
+    return f"{wall['mean']:.0f} ({wall['worst']:.0f})" if wall else "-"
+
+
 def markdown(rows: list[dict]) -> str:
-    lines = ["| preset | sampler | seeds | FD | precision | recall | class KL | classes | "
-             "wall s (worst) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-
-    def cell(r: dict, key: str, fmt: str) -> str:
-        f = r[key]
-        return f"{f['mean']:{fmt}} +- {f['std']:{fmt}}, {f['worst']:{fmt}}"
-
-    for r in rows:
-        wall = r.get("wall_s")  # absent when --rescore skipped the training
-        wall_cell = f"{wall['mean']:.0f} ({wall['worst']:.0f})" if wall else "-"
-        lines.append(
-            f"| {r['preset']} | {r['sampler']} | {len(r['seeds'])} | {cell(r, 'fd', '.1f')} | "
-            f"{cell(r, 'precision', '.3f')} | {cell(r, 'recall', '.3f')} | "
-            f"{cell(r, 'class_kl', '.3f')} | {r['classes_covered']['worst']:.0f} (worst) | "
-            f"{wall_cell} |")
-    return "\n".join(lines)
+    """Mean +- std, worst seed: one table for image presets, one for Stacked MNIST ones."""
+    image = [r for r in rows if "fd" in r]
+    stacked = [r for r in rows if "modes" in r]
+    out = []
+    if image:
+        out += ["| preset | sampler | seeds | FD | precision | recall | class KL | classes | "
+                "wall s (worst) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        out += [f"| {r['preset']} | {r['sampler']} | {len(r['seeds'])} | "
+                f"{_cell(r, 'fd', '.1f')} | {_cell(r, 'precision', '.3f')} | "
+                f"{_cell(r, 'recall', '.3f')} | {_cell(r, 'class_kl', '.3f')} | "
+                f"{r['classes_covered']['worst']:.0f} (worst) | {_wall_cell(r)} |"
+                for r in image]
+    if stacked:
+        out += [""] if image else []
+        out += ["| preset | sampler | seeds | modes /1000 | KL | confident share | "
+                "wall s (worst) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        out += [f"| {r['preset']} | {r['sampler']} | {len(r['seeds'])} | "
+                f"{_cell(r, 'modes', '.1f')} | {_cell(r, 'stacked_kl', '.3f')} | "
+                f"{_cell(r, 'confident', '.3f')} | {_wall_cell(r)} |" for r in stacked]
+    return "\n".join(out)
 
 
 def markdown_runs(rows: list[dict]) -> str:
-    lines = ["| preset | seed | sampler | FD | precision | recall | class KL | wall s | it/s |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| preset | seed | sampler | figures | wall s | it/s |",
+             "| --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        lines.append(
-            f"| {r['preset']} | {r['seed']} | {r['sampler']} | {r['fd']:.1f} | "
-            f"{r['precision']:.3f} | {r['recall']:.3f} | {r['class_kl']:.3f} | "
-            f"{r.get('wall_s', '-')} | {r.get('it_per_s', '-')} |")
+        lines.append(f"| {r['preset']} | {r['seed']} | {r['sampler']} | {describe(r)} | "
+                     f"{r.get('wall_s', '-')} | {r.get('it_per_s', '-')} |")
     return "\n".join(lines)
+
+
+def describe(r: dict) -> str:
+    if "modes" in r:
+        return (f"modes {r['modes']}/1000, KL {r['stacked_kl']:.3f}, confident "
+                f"{r['confident']:.3f}")
+    return (f"FD {r['fd']:.1f}, precision {r['precision']:.3f}, recall {r['recall']:.3f}, "
+            f"class KL {r['class_kl']:.3f}")
 
 
 def summary(rows: list[dict]) -> list[dict]:
@@ -122,13 +166,17 @@ def main() -> None:
     p.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3, 4, 5])
     p.add_argument("--set", dest="overrides", action="append", default=[])
     p.add_argument("--classifier", type=Path, default=Path("classifiers/digits"))
-    p.add_argument("--n", type=int, default=10000, help="generated samples per score")
+    p.add_argument("--classifier-data", default="digits",
+                   help="what --classifier is trained on when missing: digits | mnist")
+    p.add_argument("--classifier-root", help="its dataset folder (all but digits)")
+    p.add_argument("--n", type=int, help="generated samples per score (default 10,000; "
+                   "26,000 for Stacked MNIST)")
     p.add_argument("--no-ema", action="store_true", help="also score the raw generator")
     p.add_argument("--rescore", action="store_true", help="no training: score runs/ again")
     p.add_argument("--out", default="benchmark_images.json")
     args = p.parse_args()
     runtime.setup(load_config(args.presets[0], args.overrides).device, 0)
-    ensure_classifier(args.classifier)
+    ensure_classifier(args.classifier, args.classifier_data, args.classifier_root)
     rows: list[dict] = []
     for preset in args.presets:
         for seed in args.seeds:
@@ -137,9 +185,8 @@ def main() -> None:
             for ema in (True, False)[: 1 + args.no_ema]:
                 row = score(base, args.classifier, args.n, ema)
                 rows.append(row)
-                print(f"{preset} seed {seed} {row['sampler']}: FD {row['fd']:.1f}, precision "
-                      f"{row['precision']:.3f}, recall {row['recall']:.3f}, class KL "
-                      f"{row['class_kl']:.3f}, {row.get('wall_s', '-')} s", flush=True)
+                print(f"{preset} seed {seed} {row['sampler']}: {describe(row)}, "
+                      f"{row.get('wall_s', '-')} s", flush=True)
             Path(args.out).write_text(json.dumps(
                 {"runs": rows, "summary": summary(rows), "overrides": args.overrides},
                 indent=1))

@@ -89,6 +89,20 @@ def test_benchmark_images_scores_every_seed_and_sampler(in_tmp):
     assert "wall_s" not in rescored
     assert (rescored["fd"], rescored["precision"]) == (before["fd"], before["precision"])
 
+    # a Stacked MNIST preset is scored by modes, KL and confident share beside real stacked digits
+    stacked = [sys.executable, str(SCRIPTS / "benchmark_images.py"), "--presets",
+               "stacked_mnist_dcgan", "--seeds", "0", "--n", "300", "--out", "r3.json"]
+    for o in [*tiny, "data.args.digits=500"]:
+        stacked += ["--set", o]
+    out = subprocess.run(stacked, cwd=in_tmp, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    (row,) = json.loads((in_tmp / "r3.json").read_text())["runs"]
+    assert "fd" not in row and row["samples"] == 300 and 0 <= row["confident"] <= 1
+    assert 0 <= row["modes"] <= 300 and row["stacked_kl"] >= 0
+    real = row["real_vs_real"]
+    assert real["confident"] > 0.9 and real["modes"] > row["modes"]  # 10 steps make no digits
+    assert "| stacked_mnist_dcgan | ema | 1 |" in out.stdout and "confident share" in out.stdout
+
 
 @pytest.mark.slow  # two fresh processes building and compiling a small DCGAN
 def test_bench_startup_compares_cold_and_warm_data_cache_with_rss_stages(in_tmp):
