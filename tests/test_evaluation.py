@@ -136,3 +136,18 @@ def test_periodic_quality_needs_a_classifier(in_tmp, capsys):
     assert main(["train", "dcgan_digits", "--name", "q", *TINY,
                  "--set", "train.eval_every=2"]) == 2
     assert "eval_classifier" in capsys.readouterr().err
+
+
+def test_classifier_training_depends_on_its_seed_not_on_what_ran_before(tmp_path):
+    import mindspore as ms
+
+    weights = []
+    for i, prior in enumerate((123, 7)):
+        ms.set_seed(prior)  # another test, or the GAN before it, moved the global RNG
+        ms.nn.Dense(3, 3 + i)  # and drew from it
+        train, test = embedded_digits(128, seed=1), embedded_digits(64, seed=2)
+        train_classifier(train, test, tmp_path / str(i), epochs=1, batch_size=32, width=4,
+                         progress=False)
+        extractor, _ = load_classifier(tmp_path / str(i))
+        weights.append(extractor(test.x[:8])[1])
+    np.testing.assert_array_equal(weights[0], weights[1])

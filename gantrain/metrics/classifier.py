@@ -81,6 +81,7 @@ def train_classifier(train: ArrayDataset, test: ArrayDataset, out: str | Path,
     if not train.num_classes or train.y is None or test.y is None:
         raise ConfigError(f"training a classifier needs labelled data; {train.name!r} has none")
     args = _classifier_args(train, width)
+    ms.set_seed(seed)  # the weights' initialization; otherwise whatever ran before decides it
     net = build_cell(CLASSIFIER_MODEL, args, "classifier")
 
     def loss_fn(x, y):
