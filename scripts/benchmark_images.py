@@ -3,27 +3,31 @@ evaluation classifier.
 
     python scripts/benchmark_images.py [--presets dcgan_digits] [--seeds 1 2 3 4 5]
                                        [--set KEY=VALUE ...] [--classifier classifiers/digits]
-                                       [--n 10000] [--no-ema] [--rescore] [--out F.json]
+                                       [--n 10000] [--no-ema] [--dot 20 ...] [--rescore]
+                                       [--out F.json]
                                        [--classifier-data mnist --classifier-root DIR]
 
 For each preset and seed: the Frechet distance on the classifier's features, precision, recall,
 density and coverage (Kynkaanniemi et al. 2019; Naeem et al. 2020), the class histogram's KL to
 the data's class frequencies and the classes covered, on ``--n`` samples of the EMA generator
-(``--no-ema`` adds rows for the raw one), beside the real-vs-real baseline, with the wall time of
-the training (compile included). A Stacked MNIST preset (``data.dataset = "stacked_mnist"``)
-is scored by its own protocol instead (PacGAN Sec. 5.2, 26,000 samples unless ``--n``): modes
-covered out of 1000, the KL of the mode histogram to uniform, and the share of confident samples
-that those two count. Then per preset and sampler the mean, standard deviation and
-worst seed of each figure, as JSON and markdown. The classifier is trained once on the embedded
-digits (``gantrain eval train-classifier``, 3 epochs; ``--classifier-data``/``--classifier-root``
-for real MNIST, 10 epochs) when ``--classifier`` does not exist yet.
-Runs write to runs/benchimg-<preset>-s<seed>/ and keep their sample grids there; ``--rescore``
-scores those runs again without training. The JSON is rewritten after every run.
+(``--no-ema`` adds rows for the raw one; ``--dot STEPS`` adds rows for each sampler's noise
+moved by discriminator optimal transport, as ``gantrain sample --dot``), beside the
+real-vs-real baseline, with the wall time of the training (compile included). A Stacked MNIST
+preset (``data.dataset = "stacked_mnist"``) is scored by its own protocol instead (PacGAN
+Sec. 5.2, 26,000 samples unless ``--n``): modes covered out of 1000, the KL of the mode
+histogram to uniform, and the share of confident samples that those two count. Then per preset
+and sampler the mean, standard deviation and worst seed of each figure, as JSON and markdown.
+The classifier is trained once on the embedded digits (``gantrain eval train-classifier``,
+3 epochs; ``--classifier-data``/``--classifier-root`` for real MNIST, 10 epochs) when
+``--classifier`` does not exist yet. Runs write to runs/benchimg-<preset>-s<seed>/ and keep
+their sample grids there; ``--rescore`` scores those runs again without training. The JSON is
+rewritten after every run.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import time
 from pathlib import Path
@@ -57,7 +61,8 @@ def train(preset: str, seed: int, overrides: list[str]) -> dict:
             "it_per_s": round(loop.iteration / loop.elapsed, 2)}
 
 
-def score(base: dict, classifier: Path, n: int | None, ema: bool) -> dict:
+def score(base: dict, classifier: Path, n: int | None, ema: bool, dot: int | None = None
+          ) -> dict:
     """``base``'s finished run scored on ``n`` samples, as a row named by its sampler."""
     folder = run_dir(base["preset"], base["seed"])
     if not folder.is_dir():
@@ -65,12 +70,12 @@ def score(base: dict, classifier: Path, n: int | None, ema: bool) -> dict:
     ckpt = checkpoint.resolve(folder)
     config = checkpoint_config(ckpt)
     runtime.setup(config.device, config.seed)
-    sampler = "ema" if ema else "raw"
+    sampler = ("ema" if ema else "raw") + (f"-dot{dot}" if dot else "")
     stacked = config.data.dataset == "stacked_mnist"
     n = n or (STACKED_SAMPLES if stacked else 10000)
     metrics = ("stacked",) if stacked else ("fd", "prdc", "classes")
     report = evaluate_run(ckpt, config, folder / f"eval-{sampler}.json", classifier, n,
-                          metrics, ema, base["seed"])
+                          metrics, ema, base["seed"], dot=dot)
     figures, baseline = (_stacked_figures(report) if stacked else _image_figures(report))
     return {**base, "sampler": sampler, "samples": n, **figures, "real_vs_real": baseline,
             "grid": str(folder / "samples" / "final.png")}
@@ -172,6 +177,8 @@ def main() -> None:
     p.add_argument("--n", type=int, help="generated samples per score (default 10,000; "
                    "26,000 for Stacked MNIST)")
     p.add_argument("--no-ema", action="store_true", help="also score the raw generator")
+    p.add_argument("--dot", nargs="*", type=int, default=[], metavar="STEPS",
+                   help="also score each sampler with DOT of this many steps")
     p.add_argument("--rescore", action="store_true", help="no training: score runs/ again")
     p.add_argument("--out", default="benchmark_images.json")
     args = p.parse_args()
@@ -182,8 +189,9 @@ def main() -> None:
         for seed in args.seeds:
             base = ({"preset": preset, "seed": seed} if args.rescore
                     else train(preset, seed, args.overrides))
-            for ema in (True, False)[: 1 + args.no_ema]:
-                row = score(base, args.classifier, args.n, ema)
+            for ema, dot in itertools.product((True, False)[: 1 + args.no_ema],
+                                              [None, *args.dot]):
+                row = score(base, args.classifier, args.n, ema, dot)
                 rows.append(row)
                 print(f"{preset} seed {seed} {row['sampler']}: {describe(row)}, "
                       f"{row.get('wall_s', '-')} s", flush=True)

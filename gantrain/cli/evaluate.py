@@ -24,10 +24,13 @@ def run(args: argparse.Namespace) -> int:
     out = (run_dir if (run_dir / "checkpoints").is_dir() else ckpt) / "eval.json"
     runtime.setup(config.device, config.seed)
     if args.features == "inception":
+        if args.drs is not None or args.dot is not None:
+            raise ConfigError("--drs and --dot score with the classifier features; "
+                              "--features inception scores the plain generator only")
         report = _run_inception(args, ckpt, config, out, metrics)
     else:
         report = evaluate_run(ckpt, config, out, args.classifier, args.n, metrics, args.ema,
-                              args.seed)
+                              args.seed, args.drs, args.dot)
     print(report.pop("table"))
     print(f"wrote {report['path']}")
     return 0

@@ -75,6 +75,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--drs", type=float, metavar="PERCENTILE",
                    help="gan: discriminator rejection sampling (Azadi et al. 2019) with the "
                    "trained D; gamma at this percentile of F, e.g. 80 (higher keeps fewer)")
+    s.add_argument("--dot", type=int, metavar="STEPS",
+                   help="gan: move the noise by discriminator optimal transport (Tanaka 2019) "
+                   "with the trained D, STEPS gradient steps, e.g. 20")
     s.add_argument("--input", metavar="FOLDER",
                    help="cyclegan: translate the images in FOLDER (default: test images)")
     s.add_argument("--direction", choices=("AB", "BA"),
@@ -98,6 +101,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated: fd, kid, prdc, classes, stacked (default: all but "
                         "stacked); inception: fid, is, kid, prdc (default: all)")
     e.add_argument("--no-ema", dest="ema", action="store_false", help="raw generator weights")
+    e.add_argument("--drs", type=float, metavar="PERCENTILE",
+                   help="score samples kept by discriminator rejection sampling (as gantrain "
+                   "sample --drs) instead of the plain generator's")
+    e.add_argument("--dot", type=int, metavar="STEPS",
+                   help="score samples from noise moved by discriminator optimal transport "
+                   "(as gantrain sample --dot)")
     e.add_argument("--seed", type=int, default=0)
 
     r = sub.add_parser("report", help="write an HTML report (curves, warnings, sample grids) "

@@ -7,9 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ...blocks import latents
 from ...config.strict import ConfigError
 from ...data.registry import build_data
 from ...engine import checkpoint
@@ -17,20 +14,20 @@ from ...metrics.classifier import load_classifier
 from ...metrics.mixture import mixture_report
 from ...metrics.report import METRICS, evaluate_samples, format_report, plain
 from .config import GANConfig
-from .sample import load_generator
+from .sample import GANSampleOptions, draw_samples
 
 
 def evaluate_run(ckpt: Path, config: GANConfig, out: Path, classifier: str | Path | None,
                  n: int = 10000, metrics: tuple[str, ...] = METRICS[:4], ema: bool = True,
-                 seed: int = 0) -> dict[str, Any]:
+                 seed: int = 0, drs: float | None = None, dot: int | None = None
+                 ) -> dict[str, Any]:
     """Score the generator of checkpoint ``ckpt``; writes the report to ``out`` and returns it
-    (with a printable ``table``)."""
+    (with a printable ``table``). ``drs``/``dot`` score what ``gantrain sample`` draws with
+    those options instead of the plain generator's samples."""
     if n < 2:
         raise ConfigError(f"--n must be >= 2, got {n}")
-    generate = load_generator(ckpt, config, ema)
-    rng = np.random.default_rng(seed)
-    z = latents.normal(rng, n, config.gan.z_dim)
-    fake = generate(z, latents.labels(rng, n, config.gan.num_classes))
+    fake, how = draw_samples(ckpt, config, GANSampleOptions(n=n, seed=seed, ema=ema, drs=drs,
+                                                             dot=dot))
     data = build_data(config.data.dataset, config.data.args, config.data.batch_size, config.seed)
     if data.mixture is not None:
         report: dict[str, Any] = {"samples": n,
@@ -44,7 +41,7 @@ def evaluate_run(ckpt: Path, config: GANConfig, out: Path, classifier: str | Pat
         report = evaluate_samples(fake, data.dataset, extractor, metrics, seed)
         report["classifier"] = {"path": str(classifier), "test_accuracy": meta["test_accuracy"]}
         table = format_report(report)
-    report.update({"checkpoint": str(checkpoint.resolve(ckpt)), "ema": ema})
+    report.update({"checkpoint": str(checkpoint.resolve(ckpt)), "ema": ema, "drawn": how})
     Path(out).write_text(json.dumps(report, indent=1, default=plain))
     report["path"], report["table"] = str(out), table
     return report

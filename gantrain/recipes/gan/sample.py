@@ -1,6 +1,7 @@
 """``gantrain sample`` and ``gantrain eval`` for GAN runs: the trained generator (EMA weights
 by default) and what it draws from plain or truncated noise, interpolations or one class, or,
-with ``--drs``, through discriminator rejection sampling with the trained D."""
+with ``--drs``, through discriminator rejection sampling with the trained D, or with ``--dot``,
+from noise moved by discriminator optimal transport."""
 
 from __future__ import annotations
 
@@ -25,11 +26,17 @@ class GANSampleOptions(SampleOptions):
     truncation: float | None = None  # resample noise entries with |z| above this
     interpolate: int | None = None  # rows of this many images along slerp paths
     drs: float | None = None  # discriminator rejection sampling at this percentile of F
+    dot: int | None = None  # discriminator optimal transport of the noise, this many steps
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.drs is not None and not 0 <= self.drs <= 100:
             raise ConfigError(f"--drs is a percentile in [0, 100], got {self.drs}")
+        if self.dot is not None and self.dot < 1:
+            raise ConfigError(f"--dot is a number of steps >= 1, got {self.dot}")
+        if self.dot is not None and self.drs is not None:
+            raise ConfigError("--drs and --dot are two ways to use D at sampling time; "
+                              "choose one")
         if self.drs is not None and self.interpolate:
             raise ConfigError("--drs rejects samples, so it cannot keep interpolation paths; "
                               "use one of --drs, --interpolate")
@@ -103,18 +110,32 @@ def drs_samples(ckpt: Path, config: GANConfig, options: GANSampleOptions, genera
     return rejection_sample(draw, score, options.n, rng, percentile=options.drs)
 
 
-def sample(ckpt: Path, config: GANConfig, options: GANSampleOptions) -> Drawn:
+def draw_samples(ckpt: Path, config: GANConfig,
+                 options: GANSampleOptions) -> tuple[np.ndarray, str]:
+    """``options.n`` samples (images, or points of a 2D run) drawn as ``options`` ask, and a
+    line saying how. ``gantrain eval`` scores what this draws."""
     generate = load_generator(ckpt, config, options.ema)
     rng = np.random.default_rng(options.seed)
     if options.drs is not None:
         samples, kept = drs_samples(ckpt, config, options, generate, rng)
-        images = samples if samples.ndim == 4 else None
-        return Drawn(samples, f"{len(samples)} samples of shape {samples.shape[1:]} kept by "
-                     f"discriminator rejection sampling ({100 * kept:.1f}% of candidates, "
-                     f"percentile {options.drs:g})", images)
+        return samples, (f"{len(samples)} samples of shape {samples.shape[1:]} kept by "
+                         f"discriminator rejection sampling ({100 * kept:.1f}% of candidates, "
+                         f"percentile {options.drs:g})")
     z = latents.draw(rng, options.n, config.gan.z_dim, options.truncation, options.interpolate)
     y = latents.labels(rng, len(z), config.gan.num_classes, options.label)
+    note = ""
+    if options.dot is not None:
+        from .transport import dot_latents
+
+        z, moved = dot_latents(ckpt, config, z, options.dot, options.ema, rng)
+        note = (f" from noise moved by discriminator optimal transport ({options.dot} steps, "
+                f"k_eff {moved['k_eff']:.3g}, mean D {moved['critic_before']:.3f} -> "
+                f"{moved['critic_after']:.3f}, mean |dz| {moved['moved']:.3f})")
     samples = generate(z, y)
+    return samples, f"{len(samples)} samples of shape {samples.shape[1:]}{note}"
+
+
+def sample(ckpt: Path, config: GANConfig, options: GANSampleOptions) -> Drawn:
+    samples, summary = draw_samples(ckpt, config, options)
     images = samples if samples.ndim == 4 else None
-    return Drawn(samples, f"{len(samples)} samples of shape {samples.shape[1:]}", images,
-                 cols=options.interpolate or None)
+    return Drawn(samples, summary, images, cols=options.interpolate or None)
