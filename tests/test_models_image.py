@@ -50,6 +50,25 @@ def test_dcgan_shapes_and_range(size, channels):
     assert d(x).shape == (B,)
 
 
+@pytest.mark.parametrize("size", [28, 32])
+def test_dcgan_refine_adds_stride_1_blocks_at_every_hidden_resolution(size):
+    ms.set_seed(0)
+    plain = dcgan.Generator(z_dim=Z, size=size, width=8)
+    deep = dcgan.Generator(z_dim=Z, size=size, width=8, refine=2, num_classes=3, cond="cbn")
+    ms.set_seed(0)
+    same = dcgan.Generator(z_dim=Z, size=size, width=8, refine=0)
+    # refine = 0 is DCGAN itself: the same parameters, names and output
+    assert _param_names(same) == _param_names(plain)
+    np.testing.assert_array_equal(same(_z()).asnumpy(), plain(_z()).asnumpy())
+    hidden = dcgan.GEOMETRY[size][1]  # resolutions before the output layer
+    convs = [n for n in _param_names(deep) if ".convs." in n and n.endswith("weight")]
+    assert len(convs) == 2 * hidden
+    x = deep(_z(), _labels(0, 1, 2, 0))
+    assert x.shape == (B, 1, size, size) and np.abs(x.asnumpy()).max() <= 1.0
+    with pytest.raises(ValueError, match="refine=-1 is invalid"):
+        dcgan.Generator(z_dim=Z, width=8, refine=-1)
+
+
 @pytest.mark.parametrize("size", [32, pytest.param(64, marks=pytest.mark.slow)])
 def test_sngan_shapes_and_range(size):
     ms.set_seed(0)

@@ -58,20 +58,42 @@ def _check_common(size: int, width: int, channels: int, activation: str, num_cla
     check_positive_int("num_classes", num_classes, minimum=0)
 
 
+class _Refine(nn.Cell):
+    """``n`` blocks of 3x3 stride-1 conv -> norm -> activation at one resolution (none: the
+    identity, with no parameters)."""
+
+    def __init__(self, ch: int, n: int, norm: str, activation: str, num_classes: int,
+                 init_std: float) -> None:
+        super().__init__()
+        self.convs = nn.CellList([
+            nn.Conv2d(ch, ch, 3, stride=1, pad_mode="pad", padding=1, has_bias=norm == "none",
+                      weight_init=Normal(init_std), bias_init="zeros") for _ in range(n)])
+        self.norms = nn.CellList([generator_norm(norm, ch, num_classes) for _ in range(n)])
+        self.acts = nn.CellList([make_activation(activation) for _ in range(n)])
+        self.n = n
+
+    def construct(self, x: Tensor, y: Tensor = None) -> Tensor:
+        for i in range(self.n):
+            x = self.acts[i](self.norms[i](self.convs[i](x), y))
+        return x
+
+
 class _UpBlock(nn.Cell):
-    """4x4 stride-2 transposed conv (doubles H and W) -> norm -> activation."""
+    """4x4 stride-2 transposed conv (doubles H and W) -> norm -> activation, then ``refine``
+    stride-1 blocks at the new resolution."""
 
     def __init__(self, in_ch: int, out_ch: int, norm: str, activation: str, num_classes: int,
-                 init_std: float) -> None:
+                 init_std: float, refine: int = 0) -> None:
         super().__init__()
         self.deconv = nn.Conv2dTranspose(in_ch, out_ch, 4, stride=2, pad_mode="pad", padding=1,
                                          has_bias=norm == "none", weight_init=Normal(init_std),
                                          bias_init="zeros")
         self.norm = generator_norm(norm, out_ch, num_classes)
         self.act = make_activation(activation)
+        self.refine = _Refine(out_ch, refine, norm, activation, num_classes, init_std)
 
     def construct(self, x: Tensor, y: Tensor = None) -> Tensor:
-        return self.act(self.norm(self.deconv(x), y))
+        return self.refine(self.act(self.norm(self.deconv(x), y)), y)
 
 
 class Generator(nn.Cell):
@@ -89,17 +111,21 @@ class Generator(nn.Cell):
             "cbn" (class-conditional BatchNorm; needs norm="batch").
         embed_dim: size of the label embedding for cond="concat".
         init_std: std of the N(0, std) weight init (0.02 in DCGAN).
+        refine: 3x3 stride-1 conv blocks added at every hidden resolution (0 in DCGAN): depth
+            without more upsampling, for the 28x28 generator's two upsampling layers above all.
     """
 
     def __init__(self, z_dim: int = 100, channels: int = 1, size: int = 28, width: int = 64,
                  norm: str = "batch", activation: str = "relu", num_classes: int = 0,
-                 cond: str = "concat", embed_dim: int = 50, init_std: float = 0.02) -> None:
+                 cond: str = "concat", embed_dim: int = 50, init_std: float = 0.02,
+                 refine: int = 0) -> None:
         super().__init__()
         _check_common(size, width, channels, activation, num_classes)
         check_positive_int("z_dim", z_dim)
         check_choice("norm", norm, G_NORMS)
         check_choice("cond", cond, G_CONDS)
         check_positive_int("embed_dim", embed_dim)
+        check_positive_int("refine", refine, minimum=0)
         if num_classes > 0 and cond == "cbn" and norm != "batch":
             raise ValueError(f"cond='cbn' needs norm='batch'; got norm={norm!r}")
         start, n_up = GEOMETRY[size]
@@ -117,8 +143,9 @@ class Generator(nn.Cell):
                            bias_init="zeros", has_bias=norm == "none")
         self.norm0 = generator_norm(norm, widths[0], norm_classes)
         self.act0 = make_activation(activation)
+        self.refine0 = _Refine(widths[0], refine, norm, activation, norm_classes, init_std)
         self.blocks = nn.CellList([
-            _UpBlock(widths[i], widths[i + 1], norm, activation, norm_classes, init_std)
+            _UpBlock(widths[i], widths[i + 1], norm, activation, norm_classes, init_std, refine)
             for i in range(n_up - 1)
         ])
         self.to_image = nn.Conv2dTranspose(widths[-1], channels, 4, stride=2, pad_mode="pad",
@@ -130,7 +157,7 @@ class Generator(nn.Cell):
         if self.concat_label:
             z = ops.concat((z, self.label_embed(y)), 1)
         h = ops.reshape(self.fc(z), (-1, self.widths0, self.start, self.start))
-        h = self.act0(self.norm0(h, y))
+        h = self.refine0(self.act0(self.norm0(h, y)), y)
         for block in self.blocks:
             h = block(h, y)
         return self.tanh(self.to_image(h))
