@@ -54,11 +54,16 @@ def load_generator(ckpt: Path, config: GANConfig, ema: bool = True) -> Sampler:
     return Sampler(G, config.gan.num_classes > 0)
 
 
-def load_critic(ckpt: Path, config: GANConfig, rng: np.random.Generator):
-    """``x -> logits (N,)``: the run's D in eval mode (see :func:`critic_score`)."""
+def load_discriminator(ckpt: Path, config: GANConfig):
+    """The run's trained D (the nets a sampling-time method uses next to the generator)."""
     D = build_cell(config.discriminator.model, config.discriminator.args, "discriminator")
     load_player_nets(ckpt, "D", {"D": D})
-    return critic_score(D, config.gan.pack, rng)
+    return D
+
+
+def load_critic(ckpt: Path, config: GANConfig, rng: np.random.Generator):
+    """``x -> logits (N,)``: the run's D in eval mode (see :func:`critic_score`)."""
+    return critic_score(load_discriminator(ckpt, config), config.gan.pack, rng)
 
 
 def critic_score(D, m: int, rng: np.random.Generator):
@@ -127,7 +132,8 @@ def draw_samples(ckpt: Path, config: GANConfig,
     if options.dot is not None:
         from .transport import dot_latents
 
-        z, moved = dot_latents(ckpt, config, z, options.dot, options.ema, rng)
+        z, moved = dot_latents(generate.generator, load_discriminator(ckpt, config), config,
+                               z, options.dot, rng)
         note = (f" from noise moved by discriminator optimal transport ({options.dot} steps, "
                 f"k_eff {moved['k_eff']:.3g}, mean D {moved['critic_before']:.3f} -> "
                 f"{moved['critic_after']:.3f}, mean |dz| {moved['moved']:.3f})")

@@ -4,18 +4,14 @@ generator and discriminator."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn, ops
 
 from ...blocks import latents
 from ...blocks.transport import Potential, effective_lipschitz, transport
-from ...config.imports import build_cell
 from ...config.strict import ConfigError
 from ...engine.player import prefix_parameters
-from ..sampling import load_player_nets
 from .config import GANConfig
 from .wrappers import Critic, Unconditional
 
@@ -78,16 +74,12 @@ def check_dot(config: GANConfig) -> None:
                           f"{config.gan.pack} (gan.pack); use --drs, which scores packs")
 
 
-def dot_latents(ckpt: Path, config: GANConfig, z: np.ndarray, steps: int, ema: bool,
+def dot_latents(G: nn.Cell, D: nn.Cell, config: GANConfig, z: np.ndarray, steps: int,
                 rng: np.random.Generator) -> tuple[np.ndarray, dict]:
-    """The latents ``z`` moved by ``steps`` DOT steps, and what the move did:
-    ``{"k_eff", "critic_before", "critic_after", "moved"}`` (mean D(G(z)) before and after,
-    mean ||z* - z||)."""
+    """The latents ``z`` moved by ``steps`` DOT steps with the run's trained ``G`` and ``D``,
+    and what the move did: ``{"k_eff", "critic_before", "critic_after", "moved"}`` (mean
+    D(G(z)) before and after, mean ||z* - z||)."""
     check_dot(config)
-    G = build_cell(config.generator.model, config.generator.args, "generator")
-    D = build_cell(config.discriminator.model, config.discriminator.args, "discriminator")
-    load_player_nets(ckpt, "G", {"G": G}, ema=ema and config.gan.ema_decay is not None)
-    load_player_nets(ckpt, "D", {"D": D})
     potential = latent_potential(G, D)
     pairs = latents.normal(rng, 2 * LIPSCHITZ_PAIRS, config.gan.z_dim)
     values, _ = potential(pairs)
