@@ -21,7 +21,7 @@ from gantrain.recipes.gan.batches import Draws
 from gantrain.recipes.gan.build import build_gan
 from gantrain.recipes.registry import build_run, load_config
 
-from .test_gan import B, K, LinearG, Source, TanhD, Z, check, make, step
+from .test_gan import B, K, LinearG, Source, TanhD, X, Z, check, make, step
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,26 @@ def test_draws_keep_the_order_and_shapes_of_older_runs():
                       (g.y_fake, g_y), (g.aug_fake, g_aug_fake)]:
         np.testing.assert_array_equal(got.asnumpy(), want.astype(got.asnumpy().dtype))
     assert d.y_real is None and g.y_real is None  # labels only for a conditional GAN
+
+
+def logged_keys(gan, num_classes=0):
+    ctx = StepContext(Source(num_classes), np.random.default_rng(0))
+    return {p.name: set(p.target.step(*p.inputs(ctx))[1]) for p in gan.schedule.phases}
+
+
+def test_each_step_logs_only_the_terms_the_run_has():
+    """A plain GAN logs no ``penalty`` or ``class``: a flat zero curve in every report of an
+    unconditional run said nothing and hid the terms that do exist."""
+    assert logged_keys(make()[0]) == {"D": {"adv", "real", "fake"}, "G": {"adv", "fake"}}
+    assert logged_keys(make(penalties=[R1(1.0)])[0])["D"] == {"adv", "real", "fake", "penalty"}
+    assert logged_keys(make(penalties=[R1(1.0, every=2)])[0]) == {
+        "D": {"adv", "real", "fake"}, "D_reg": {"penalty"}, "G": {"adv", "fake"}}
+    assert logged_keys(make(num_classes=K, aux_weight=1.0)[0], K) == {
+        "D": {"adv", "real", "fake", "class"}, "G": {"adv", "fake", "class"}}
+    gan = build_gan(LinearG(0, 0), TanhD(X, 1, 0), z_dim=Z, batch_size=B,
+                    loss=get_loss("nonsaturating"), g_optimizer=Adam(1e-3),
+                    d_optimizer=Adam(1e-3), penalties=[OutputEnergy(0.5)])
+    assert logged_keys(gan)["G"] == {"adv", "fake", "penalty"}
 
 
 def test_penalty_objects_know_their_input_and_schedule():

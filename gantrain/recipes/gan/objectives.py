@@ -158,8 +158,10 @@ def discriminator_loss(loss: GANLoss, sides: Sides, critic: DApply, *,
     """D's loss: ``loss.d`` + the inline penalty (its coefficient times its value) +
     ``aux_weight`` x the class cross-entropy on real and fake (ACGAN, with ``head``).
 
-    Logs ``adv``, ``penalty`` and ``class`` (0 when absent) and the mean logits ``real`` and
-    ``fake``. A lazy ``penalty`` is not part of this loss: see :func:`lazy_penalty_loss`.
+    Logs ``adv`` and the mean logits ``real`` and ``fake``, plus ``penalty`` with an inline
+    penalty and ``class`` with a class head; a term the run does not have is not logged, so
+    reports hold no flat-zero curves. A lazy ``penalty`` is not part of this loss: see
+    :func:`lazy_penalty_loss`.
     """
     inline = penalty if penalty is not None and not penalty.lazy else None
     if head is not None:
@@ -174,8 +176,12 @@ def discriminator_loss(loss: GANLoss, sides: Sides, critic: DApply, *,
         d_real, d_fake, reg, cls = scores(real, fake, batch)
         adv = loss.d(d_real, d_fake)
         total = adv + coefficient * reg + aux_weight * cls
-        return total, {"adv": adv, "penalty": reg, "class": cls, "real": d_real.mean(),
-                       "fake": d_fake.mean()}
+        logged = {"adv": adv, "real": d_real.mean(), "fake": d_fake.mean()}
+        if inline is not None:
+            logged["penalty"] = reg
+        if head is not None:
+            logged["class"] = cls
+        return total, logged
 
     reads = sides.real_fields | sides.fake_fields
     if inline is not None and inline.reads is PenaltyInput.INTERPOLATES:
@@ -206,7 +212,8 @@ def generator_loss(loss: GANLoss, sides: Sides, critic: DApply, *,
     """G's loss: ``loss.g`` (with D's real logits only for relativistic losses) +
     ``aux_weight`` x the class cross-entropy of the fakes (ACGAN) + an inline G penalty.
 
-    Logs ``adv``, ``class`` (0 when absent) and ``fake``, plus ``penalty`` with a G penalty.
+    Logs ``adv`` and ``fake``, plus ``class`` with a class head and ``penalty`` with an
+    inline G penalty.
     """
     needs_real = loss.g_needs_real
     fakes, reals = sides.fakes(detach=False), sides.reals()
@@ -224,11 +231,14 @@ def generator_loss(loss: GANLoss, sides: Sides, critic: DApply, *,
         d_real = critic(*reals(batch)) if needs_real else d_fake
         adv = loss.g(d_fake, ops.stop_gradient(d_real))
         total = adv + aux_weight * cls
+        logged = {"adv": adv, "fake": d_fake.mean()}
+        if head is not None:
+            logged["class"] = cls
         if pen is None:
-            return total, {"adv": adv, "class": cls, "fake": d_fake.mean()}
+            return total, logged
         reg = pen(batch["z"], batch.get("y_fake"))
-        return total + coefficient * reg, {"adv": adv, "class": cls, "fake": d_fake.mean(),
-                                           "penalty": reg}
+        logged["penalty"] = reg
+        return total + coefficient * reg, logged
 
     reads = sides.fake_fields | (sides.real_fields if needs_real else frozenset())
     return StepLoss(g_loss, reads)
