@@ -9,8 +9,10 @@ first compile), interleaved round by round (A, B, A, B, ...), and prints the med
 iterations/s of gantrain's steps called back to back. A variant is
 ``name:ENV=V,ENV2=V2:--threads 1 --jit-level O1`` (both parts optional).
 
-``profile`` times the pieces of one iteration in separate jitted functions: G forward, D forward,
-each player's loss + gradients without the update, the whole player steps, the EMA update.
+``profile`` times the pieces of each player's step as separate jitted functions: the loss alone,
+with gradients, with the global norm, with the optimizer (plain, and under a tensor-conditioned
+``if``, which changes how MindSpore runs the graph: docs/mindspore-notes.md, item 32), and the
+whole step.
 """
 
 from __future__ import annotations
@@ -120,12 +122,62 @@ def _sync(out) -> None:
     out.asnumpy()
 
 
+def _pieces(player, inputs) -> dict:
+    """Jitted functions of one player's step, from its loss alone to the whole step."""
+    import mindspore as ms
+    from mindspore import ops
+
+    from gantrain.engine.transforms import global_norm
+
+    loss_fn = player._objectives[""]
+    grad_fn = ms.value_and_grad(loss_fn, None, player.optimizer.parameters, has_aux=True)
+    opt = player.optimizer
+
+    @ms.jit
+    def forward(*i):
+        return loss_fn(*i)[0]
+
+    @ms.jit
+    def grads(*i):
+        (loss, _), g = grad_fn(*i)
+        return ops.depend(loss, g)
+
+    @ms.jit
+    def grads_norm(*i):
+        (loss, _), g = grad_fn(*i)
+        return ops.depend(loss, g), global_norm(g)
+
+    @ms.jit
+    def grads_update(*i):
+        (loss, _), g = grad_fn(*i)
+        return ops.depend(loss, opt(g))
+
+    @ms.jit
+    def grads_update_branch(*i):
+        (loss, _), g = grad_fn(*i)
+        if ops.isfinite(loss):
+            loss = ops.depend(loss, opt(g))
+        return loss
+
+    name = player.name
+    return {
+        f"{name} loss (forward only)": (forward, inputs),
+        f"{name} loss + grads": (grads, inputs),
+        f"{name} loss + grads + global norm": (grads_norm, inputs),
+        f"{name} loss + grads + optimizer": (grads_update, inputs),
+        f"{name} the same under `if isfinite(loss):`": (grads_update_branch, inputs),
+        f"{name} step (norm, non-finite skip, optimizer, EMA)": (player.step, inputs),
+    }
+
+
 def profile(args: argparse.Namespace) -> None:
+    """Median ms of each piece, the rows interleaved over ``--rounds`` (run it on an idle
+    machine). The optimizer rows update the weights, which does not change the cost."""
     import gantrain  # noqa: F401
 
     # isort: split
     import mindspore as ms
-    from mindspore import ops
+    import numpy as np
 
     from gantrain.engine import runtime
     from gantrain.recipes.gan.run import GANRun
@@ -135,51 +187,26 @@ def profile(args: argparse.Namespace) -> None:
     config = load_config(args.preset, ["train.progress=false", *args.overrides])
     run = GANRun(config, Path(tempfile.mkdtemp(prefix="gantrain-prof-")) / "run")
     run.loop.run(1)
-    G, D = run.gan.generator.nets["G"], run.gan.discriminator.nets["D"]
     ctx = run.loop.ctx
     phases = {p.name: p for p in run.schedule.phases}
-    d_in = phases["D"].inputs(ctx)
-    g_in = phases["G"].inputs(ctx)
-    real, z = d_in[0], d_in[2]
+    one = ms.Tensor(np.ones((), np.float32))
 
     @ms.jit
-    def g_fwd(z):
-        return G(z)
+    def empty(x):
+        return x + 1
 
-    @ms.jit
-    def d_fwd(x):
-        return D(x)
-
-    d_loss = run.gan.discriminator._objectives[""]
-    g_loss = run.gan.generator._objectives[""]
-    d_grad = ms.value_and_grad(d_loss, None, run.gan.discriminator.optimizer.parameters,
-                               has_aux=True)
-    g_grad = ms.value_and_grad(g_loss, None, run.gan.generator.optimizer.parameters,
-                               has_aux=True)
-
-    @ms.jit
-    def d_grads(*inputs):
-        (loss, _), grads = d_grad(*inputs)
-        return ops.depend(loss, grads)
-
-    @ms.jit
-    def g_grads(*inputs):
-        (loss, _), grads = g_grad(*inputs)
-        return ops.depend(loss, grads)
-
-    fake = g_fwd(z)
-    rows = {
-        "G forward": _timeit(g_fwd, z),
-        "D forward (real)": _timeit(d_fwd, real),
-        "D forward (fake)": _timeit(d_fwd, fake),
-        "D loss + grads (2 D fwd/bwd, 1 G fwd)": _timeit(d_grads, *d_in),
-        "D step (+ grad norm + Adam)": _timeit(run.gan.discriminator.step, *d_in),
-        "G loss + grads (G and D fwd/bwd)": _timeit(g_grads, *g_in),
-        "G step (+ grad norm + Adam + EMA)": _timeit(run.gan.generator.step, *g_in),
-    }
-    print(f"{args.preset}, batch {config.data.batch_size}, load {os.getloadavg()}")
-    for k, v in rows.items():
-        print(f"| {k} | {v:.1f} ms |")
+    rows = {"empty jitted call": (empty, (one,))}
+    rows.update(_pieces(run.gan.discriminator, phases["D"].inputs(ctx)))
+    rows.update(_pieces(run.gan.generator, phases["G"].inputs(ctx)))
+    times: dict[str, list[float]] = {k: [] for k in rows}
+    for _ in range(args.rounds):
+        for key, (fn, inputs) in rows.items():
+            times[key].append(_timeit(fn, *inputs, n=args.calls))
+    print(f"{args.preset}, batch {config.data.batch_size}, load {os.getloadavg()}, "
+          f"MS_DEV_HOST_BLOCKING_RUN={os.environ.get('MS_DEV_HOST_BLOCKING_RUN', '')!r}")
+    print("| piece | ms (median of rounds) | min-max |\n| --- | --- | --- |")
+    for key, xs in times.items():
+        print(f"| {key} | {statistics.median(xs):.2f} | {min(xs):.2f}-{max(xs):.2f} |")
 
 
 def main() -> None:
@@ -196,6 +223,9 @@ def main() -> None:
     c.add_argument("--variant", action="append", required=True)
     c.add_argument("--rounds", type=int, default=3)
     c.add_argument("--iters", type=int, default=20)
+    f = sub.choices["profile"]
+    f.add_argument("--rounds", type=int, default=3)
+    f.add_argument("--calls", type=int, default=50, help="timed calls per piece and round")
     args = p.parse_args()
     compare(args) if args.command == "compare" else profile(args)
 

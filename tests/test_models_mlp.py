@@ -38,3 +38,29 @@ def test_bad_activation_arguments_name_the_argument(kwargs, message):
         Discriminator(**kwargs)
     with pytest.raises(ValueError, match=message):
         Generator(**kwargs)
+
+
+def _dense_relu(x, layer, relu=True):
+    y = x @ layer.weight.asnumpy().T + layer.bias.asnumpy()
+    return np.maximum(y, 0) if relu else y
+
+
+def test_shared_layers_read_each_packed_sample_alone_with_the_same_weights():
+    D = Discriminator(in_dim=6, width=5, depth=3, pack=3, shared=2)
+    x = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
+    e1, e2 = D.per_sample[0], D.per_sample[2]
+    h = _dense_relu(_dense_relu(x.reshape(12, 2), e1), e2).reshape(4, 15)  # 3 samples x 5
+    j1, out = D.net[0], D.net[2]
+    want = _dense_relu(_dense_relu(h, j1), out, relu=False).reshape(4)
+    np.testing.assert_allclose(D(Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    assert sum(p.size for p in D.per_sample.trainable_params()) == (2 * 5 + 5) + (5 * 5 + 5)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"in_dim": 6, "pack": 3, "shared": 3}, r"shared=3 must be an int in \[0, depth\)"),
+    ({"in_dim": 6, "pack": 1, "shared": 1}, "shared=1 needs pack >= 2 dividing in_dim"),
+    ({"in_dim": 7, "pack": 3, "shared": 1}, "shared=1 needs pack >= 2 dividing in_dim"),
+])
+def test_bad_shared_arguments_name_the_argument(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Discriminator(**kwargs)

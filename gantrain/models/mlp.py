@@ -31,10 +31,14 @@ def _hidden(d_in: int, d_out: int, activation: str, pieces: int) -> list[nn.Cell
 
 
 def _mlp(d_in: int, d_out: int, width: int, depth: int, activation: str,
-         pieces: int = 1) -> nn.SequentialCell:
-    for arg, value in (("width", width), ("depth", depth), ("d_in", d_in), ("d_out", d_out)):
-        if value < 1:
-            raise ValueError(f"{arg} must be >= 1, got {value}")
+         pieces: int = 1, last_activation: bool = False) -> nn.SequentialCell:
+    """``depth`` hidden layers of ``width``, then a linear layer to ``d_out`` (followed by the
+    activation too when ``last_activation``; ``depth`` may then be 0)."""
+    least = 0 if last_activation else 1
+    for arg, value, low in (("width", width, 1), ("depth", depth, least), ("d_in", d_in, 1),
+                            ("d_out", d_out, 1)):
+        if value < low:
+            raise ValueError(f"{arg} must be >= {low}, got {value}")
     check_choice("activation", activation, ACTIVATIONS)
     check_positive_int("pieces", pieces)
     if (activation == "maxout") != (pieces > 1):
@@ -44,7 +48,10 @@ def _mlp(d_in: int, d_out: int, width: int, depth: int, activation: str,
     dims = [d_in] + [width] * depth
     for a, b in zip(dims[:-1], dims[1:]):
         layers += _hidden(a, b, activation, pieces)
-    layers.append(nn.Dense(dims[-1], d_out))
+    if last_activation:
+        layers += _hidden(dims[-1], d_out, activation, pieces)
+    else:
+        layers.append(nn.Dense(dims[-1], d_out))
     return nn.SequentialCell(layers)
 
 
@@ -65,14 +72,39 @@ class Generator(nn.Cell):
 
 class Discriminator(nn.Cell):
     """x (B, in_dim) -> logits (B,). ``activation = "maxout"`` with ``pieces`` >= 2 builds
-    maxout hidden layers, as the PacGAN 2D discriminator (200 units, 5 pieces)."""
+    maxout hidden layers, as the PacGAN 2D discriminator (200 units, 5 pieces).
+
+    ``pack`` and ``shared`` are for PacGAN: the input is ``pack`` samples side by side
+    (``in_dim = pack x`` one sample's size), and the first ``shared`` hidden layers read each
+    sample alone, with the same weights for every sample, before the remaining ``depth -
+    shared`` layers read the ``pack`` feature vectors together. A plain MLP reads the packed
+    ``in_dim`` at once and must resolve the product of the data's modes in ``in_dim``
+    dimensions (25^3 on the 2D grid packed by 3); the shared layers learn one sample's modes
+    once and leave the joint layers to compare the samples.
+    """
 
     def __init__(
         self, in_dim: int = 2, width: int = 128, depth: int = 3, activation: str = "relu",
-        pieces: int = 1,
+        pieces: int = 1, pack: int = 1, shared: int = 0,
     ) -> None:
         super().__init__()
+        check_positive_int("pack", pack)
+        if isinstance(shared, bool) or not isinstance(shared, int) or not 0 <= shared < depth:
+            raise ValueError(f"shared={shared!r} must be an int in [0, depth) = [0, {depth}): "
+                             "the last hidden layers read the samples together")
+        if shared and (pack < 2 or in_dim % pack):
+            raise ValueError(f"shared={shared} needs pack >= 2 dividing in_dim; got pack={pack}, "
+                             f"in_dim={in_dim}")
+        self.pack, self.shared = pack, shared
+        if shared:
+            self.per_sample = _mlp(in_dim // pack, width, width, shared - 1, activation, pieces,
+                                   last_activation=True)
+            in_dim, depth = pack * width, depth - shared
         self.net = _mlp(in_dim, 1, width, depth, activation, pieces)
 
     def construct(self, x):
+        if self.shared:
+            n, m = x.shape[0], self.pack
+            h = self.per_sample(ops.reshape(x, (n * m, x.shape[1] // m)))
+            x = ops.reshape(h, (n, -1))
         return self.net(x).squeeze(-1)
