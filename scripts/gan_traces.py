@@ -108,19 +108,12 @@ def differences(got: dict, ref: dict) -> list[str]:
     """Every value of ``got`` (a :func:`run_case` result) that is not bit-identical to ``ref``."""
     diffs = [f"iteration {a['iteration']} {k}: {a.get(k)} != {b.get(k)}"
              for a, b in zip(got["trace"], ref["trace"]) for k in sorted(set(a) | set(b))
-             if a.get(k) != b.get(k) and not _dropped_zero_term(k, a, b)]
+             if a.get(k) != b.get(k)]
     if len(got["trace"]) != len(ref["trace"]):
         diffs.append(f"{len(got['trace'])} iterations != {len(ref['trace'])}")
     want = _current_names(ref["weights"], got["weights"])
     return diffs + [f"weights {k}" for k in sorted(set(got["weights"]) | set(want))
                     if got["weights"].get(k) != want.get(k)]
-
-
-def _dropped_zero_term(key: str, got: dict, ref: dict) -> bool:
-    """A ``penalty`` or ``class`` term recorded as 0.0 by runs that had no such term: since
-    2026-12-05 steps log only the terms the run has, so it is absent now, not different."""
-    return (key not in got and ref.get(key) in (0.0, "0x0.0p+0")
-            and key.rsplit("/", 1)[-1] in ("penalty", "class"))
 
 
 def _current_names(ref: dict[str, str], got: dict[str, str]) -> dict[str, str]:

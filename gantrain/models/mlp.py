@@ -30,29 +30,28 @@ def _hidden(d_in: int, d_out: int, activation: str, pieces: int) -> list[nn.Cell
     return [nn.Dense(d_in, d_out), make_activation(activation, ACTIVATIONS)]
 
 
-def _mlp(d_in: int, d_out: int, width: int, depth: int, activation: str,
-         pieces: int = 1, last_activation: bool = False) -> nn.SequentialCell:
-    """``depth`` hidden layers of ``width``, then a linear layer to ``d_out`` (followed by the
-    activation too when ``last_activation``; ``depth`` may then be 0)."""
-    least = 0 if last_activation else 1
-    for arg, value, low in (("width", width, 1), ("depth", depth, least), ("d_in", d_in, 1),
-                            ("d_out", d_out, 1)):
-        if value < low:
-            raise ValueError(f"{arg} must be >= {low}, got {value}")
+def _stack(d_in: int, width: int, depth: int, activation: str, pieces: int) -> list[nn.Cell]:
+    """``depth`` hidden layers of ``width`` units."""
+    for arg, value in (("width", width), ("depth", depth), ("d_in", d_in)):
+        if value < 1:
+            raise ValueError(f"{arg} must be >= 1, got {value}")
     check_choice("activation", activation, ACTIVATIONS)
     check_positive_int("pieces", pieces)
     if (activation == "maxout") != (pieces > 1):
         raise ValueError(f"pieces={pieces} with activation={activation!r}: maxout takes "
                          "pieces >= 2, every other activation pieces = 1")
-    layers: list[nn.Cell] = []
     dims = [d_in] + [width] * depth
-    for a, b in zip(dims[:-1], dims[1:]):
-        layers += _hidden(a, b, activation, pieces)
-    if last_activation:
-        layers += _hidden(dims[-1], d_out, activation, pieces)
-    else:
-        layers.append(nn.Dense(dims[-1], d_out))
-    return nn.SequentialCell(layers)
+    return [layer for a, b in zip(dims[:-1], dims[1:])
+            for layer in _hidden(a, b, activation, pieces)]
+
+
+def _mlp(d_in: int, d_out: int, width: int, depth: int, activation: str,
+         pieces: int = 1) -> nn.SequentialCell:
+    """``depth`` hidden layers of ``width``, then a linear layer to ``d_out``."""
+    if d_out < 1:
+        raise ValueError(f"d_out must be >= 1, got {d_out}")
+    return nn.SequentialCell(_stack(d_in, width, depth, activation, pieces)
+                             + [nn.Dense(width, d_out)])
 
 
 class Generator(nn.Cell):
@@ -97,8 +96,8 @@ class Discriminator(nn.Cell):
                              f"in_dim={in_dim}")
         self.pack, self.shared = pack, shared
         if shared:
-            self.per_sample = _mlp(in_dim // pack, width, width, shared - 1, activation, pieces,
-                                   last_activation=True)
+            self.per_sample = nn.SequentialCell(
+                _stack(in_dim // pack, width, shared, activation, pieces))
             in_dim, depth = pack * width, depth - shared
         self.net = _mlp(in_dim, 1, width, depth, activation, pieces)
 
