@@ -39,8 +39,10 @@ def test_pacgan_presets_train_end_to_end(m, in_tmp):
         "train.steps=30", "train.sample_every=30", "train.checkpoint_every=30",
         "train.samples=200", "train.progress=false", "data.batch_size=96"])
     run = build_run(config, "runs/pac")
-    d_in = run.gan.discriminator.nets["D"].trainable_params()[0].shape
-    assert d_in[1] == 2 * m  # the first Dense of D takes m packed 2-D points
+    D = run.gan.discriminator.nets["D"]
+    d_in = D.trainable_params()[0].shape[1]
+    # D's first Dense takes the m packed 2-D points, or one point at a time in shared layers
+    assert d_in * (D.pack if D.shared else 1) == 2 * m
     before = run.gan.discriminator.parameters[0].asnumpy().copy()
     run.train()
     assert run.loop.iteration == 30
@@ -57,4 +59,11 @@ def test_pack_must_divide_the_batch(in_tmp):
 
 def test_pack_must_match_the_discriminator_input(in_tmp):
     with pytest.raises(ConfigError, match=r"discriminator .*\(2, 6\).*packed x3"):
-        build_run(load_config("pacgan3_2d_grid", ["discriminator.args.in_dim=4"]), "runs/x")
+        build_run(load_config("pacgan2_2d_grid", ["gan.pack=3", "data.batch_size=96"]),
+                  "runs/x")
+
+
+def test_a_discriminator_that_splits_packs_must_split_gan_pack(in_tmp):
+    # 6 features split as 2 samples of 3 would run without a shape error
+    with pytest.raises(ConfigError, match=r"splits its input into pack = 2 .* gan.pack = 3"):
+        build_run(load_config("pacgan3_2d_grid", ["discriminator.args.pack=2"]), "runs/x")

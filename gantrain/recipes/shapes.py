@@ -39,6 +39,13 @@ def check_shapes(
 ) -> None:
     """Raise ConfigError unless G(z) has the data's sample shape and D maps a batch to one
     logit per sample (per pack of samples with PacGAN)."""
+    d_pack = getattr(D, "pack", 1)
+    if d_pack > 1 and d_pack != pack:
+        # A D that splits its input into d_pack samples would read a pack of another size
+        # without a shape error whenever the widths happen to divide (6 features: 2 x 3, 3 x 2).
+        raise ConfigError(
+            f"discriminator {d_name} splits its input into pack = {d_pack} samples but "
+            f"gan.pack = {pack}: set the discriminator's args.pack to gan.pack")
     n = 2 * pack
     z = Tensor(np.zeros((n, z_dim), np.float32))
     y = Tensor(np.zeros(n, np.int32))
