@@ -93,12 +93,13 @@ def markdown(rows: list[dict]) -> str:
              "reverse KL | wall s (worst) |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         m, h, k = r["modes"], r["high_quality"], r["reverse_kl"]
-        w = r.get("wall_s", {"mean": float("nan"), "worst": float("nan")})
+        w = r.get("wall_s")  # absent when --rescore only sampled
+        wall = f"{w['mean']:.0f} ({w['worst']:.0f})" if w else "-"
         lines.append(
             f"| {r['preset']} | {r['sampler']} | {len(r['seeds'])} | {m['mean']:.1f} +- "
             f"{m['std']:.1f}, {m['worst']} | {100 * h['mean']:.1f}% +- {100 * h['std']:.1f}, "
             f"{100 * h['worst']:.1f}% | {k['mean']:.3f} +- {k['std']:.3f}, {k['worst']:.3f} | "
-            f"{w['mean']:.0f} ({w['worst']:.0f}) |")
+            f"{wall} |")
     return "\n".join(lines)
 
 

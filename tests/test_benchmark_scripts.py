@@ -50,6 +50,7 @@ def test_benchmark_2d_reports_modes(in_tmp):
     assert rescored["sampler"] == "drs95" and "wall_s" not in rescored
     assert rescored["high_quality"] == before["high_quality"]
     assert rescored["modes"] == before["modes"]
+    assert "nan" not in again.stdout  # no training, no wall time: the summary shows "-"
 
 
 @pytest.mark.slow  # trains the evaluation classifier and two tiny DCGANs
