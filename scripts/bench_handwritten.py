@@ -2,7 +2,7 @@
 
 What a user writes without a framework: the preset's G and D, one ``value_and_grad`` + ``@ms.jit``
 step per net with its optimizer, numpy batches turned into Tensors, the WGAN-GP penalty
-(Gulrajani et al. 2017) and PacGAN packing written inline, an EMA of G in its own jitted step.
+(Gulrajani et al. 2017) or R1 and PacGAN packing written inline, an EMA of G in its own jitted step.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from gantrain.recipes.gan.config import GANConfig as Config
 
 def supported(c: Config) -> str:
     """Empty when this loop reproduces the preset's recipe, else the reason it does not."""
-    if c.gan.penalty not in ("none", "gp") or c.gan.augment or c.gan.num_classes:
-        return "R1/augment/conditioning: no hand-written baseline"
+    if c.gan.penalty not in ("none", "gp", "r1") or c.gan.augment or c.gan.num_classes:
+        return "R2/augment/conditioning: no hand-written baseline"
     if c.optim.generator.accumulate > 1 or c.optim.discriminator.accumulate > 1:
         return "gradient accumulation: no hand-written baseline"
     return ""
@@ -54,6 +54,7 @@ class Handwritten:
         loss = get_loss(c.gan.loss)
         G, D, pack = self.G, self.D, c.gan.pack
         gp_weight = float(c.gan.penalty_weight) if c.gan.penalty == "gp" else 0.0
+        r1_weight = float(c.gan.penalty_weight) if c.gan.penalty == "r1" else 0.0
         opt_d, opt_g = _adam(D, c.optim.discriminator), _adam(G, c.optim.generator)
 
         def d_out(x):
@@ -73,6 +74,10 @@ class Handwritten:
                 g = grad_x(eps * real + (1.0 - eps) * fake)
                 norm = ops.sqrt(ops.reshape(ops.square(g), (g.shape[0], -1)).sum(axis=1) + 1e-12)
                 value = value + gp_weight * ops.square(norm - 1.0).mean()
+            if r1_weight > 0:  # gamma / 2 * E[||grad_x D(real)||^2] (Mescheder et al. 2018)
+                g = grad_x(real)
+                value = value + 0.5 * r1_weight * ops.reshape(
+                    ops.square(g), (g.shape[0], -1)).sum(axis=1).mean()
             return value
 
         def g_forward(z):

@@ -40,13 +40,34 @@ def _init_normal(module: nn.Module, std: float = 0.02) -> None:
 
 # --- models/mlp.py -----------------------------------------------------------------------------
 
-def mlp(d_in: int, d_out: int, width: int = 128, depth: int = 3,
-        activation: str = "relu") -> nn.Sequential:
+def _hidden(d_in: int, width: int, depth: int, activation: str) -> list[nn.Module]:
     dims = [d_in] + [width] * depth
     layers: list[nn.Module] = []
     for a, b in zip(dims[:-1], dims[1:]):
         layers += [nn.Linear(a, b), _act(activation)]
-    return nn.Sequential(*layers, nn.Linear(dims[-1], d_out))
+    return layers
+
+
+def mlp(d_in: int, d_out: int, width: int = 128, depth: int = 3,
+        activation: str = "relu") -> nn.Sequential:
+    return nn.Sequential(*_hidden(d_in, width, depth, activation), nn.Linear(width, d_out))
+
+
+class PackedMLP(nn.Module):
+    """mlp.Discriminator(pack, shared): the first ``shared`` hidden layers read each of the
+    ``pack`` samples alone (same weights), the rest read their features together."""
+
+    def __init__(self, in_dim: int, width: int, depth: int, activation: str, pack: int,
+                 shared: int) -> None:
+        super().__init__()
+        self.pack = pack
+        self.per_sample = nn.Sequential(*_hidden(in_dim // pack, width, shared, activation))
+        self.joint = mlp(pack * width, 1, width, depth - shared, activation)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n = x.shape[0]
+        h = self.per_sample(x.reshape(n * self.pack, x.shape[1] // self.pack))
+        return self.joint(h.reshape(n, -1))
 
 
 # --- models/dcgan.py ---------------------------------------------------------------------------
@@ -187,9 +208,13 @@ def build_nets(config: Any) -> tuple[nn.Module, nn.Module]:
         ga, da = dict(g.args), dict(d.args)
         G = mlp(ga.get("z_dim", 2), ga.get("out_dim", 2), ga.get("width", 128),
                 ga.get("depth", 3), ga.get("activation", "relu"))
-        D = mlp(da.get("in_dim", 2), 1, da.get("width", 128), da.get("depth", 3),
-                da.get("activation", "relu"))
-        return G, D
+        if da.get("activation", "relu") == "maxout" or ga.get("activation", "relu") == "maxout":
+            raise ValueError("torch baseline: maxout MLPs not reproduced")
+        d_args = (da.get("in_dim", 2), da.get("width", 128), da.get("depth", 3),
+                  da.get("activation", "relu"))
+        if da.get("shared", 0):
+            return G, PackedMLP(*d_args, da["pack"], da["shared"])
+        return G, mlp(d_args[0], 1, *d_args[1:])
     if kind == "dcgan":
         return DCGANGenerator(**g.args), DCGANDiscriminator(**d.args)
     if kind == "sngan":
@@ -199,7 +224,7 @@ def build_nets(config: Any) -> tuple[nn.Module, nn.Module]:
 
 class TorchLoop:
     """The preset's recipe in PyTorch eager: same nets, batch, Adam settings, loss, n_critic,
-    WGAN-GP penalty, PacGAN packing and G EMA. ``next_x()`` returns a numpy real batch (the
+    WGAN-GP or R1 penalty, PacGAN packing and G EMA. ``next_x()`` returns a numpy real batch (the
     loader); with ``fixed`` given, every D step reuses that one batch (data in memory)."""
 
     def __init__(self, config: Any, next_x: Callable[[], np.ndarray],
@@ -215,7 +240,10 @@ class TorchLoop:
         self.opt_g = torch.optim.Adam(self.G.parameters(), lr=og.lr, betas=tuple(og.betas))
         self.opt_d = torch.optim.Adam(self.D.parameters(), lr=od.lr, betas=tuple(od.betas))
         self.batch, self.z_dim, self.n_critic = c.data.batch_size, c.gan.z_dim, c.gan.n_critic
-        self.pack, self.gp = c.gan.pack, (c.gan.penalty_weight if c.gan.penalty == "gp" else 0.0)
+        if c.gan.penalty not in ("none", "gp", "r1"):
+            raise ValueError(f"torch baseline: gan.penalty = {c.gan.penalty!r} not reproduced")
+        self.pack = c.gan.pack
+        self.penalty, self.penalty_weight = c.gan.penalty, c.gan.penalty_weight
         self.next_x = next_x
         self.fixed = torch.from_numpy(fixed) if fixed is not None else None
         self.rng = np.random.default_rng(seed)
@@ -240,14 +268,22 @@ class TorchLoop:
         norm = torch.sqrt(g.reshape(g.shape[0], -1).square().sum(1) + 1e-12)
         return (norm - 1).square().mean()
 
+    def _r1(self, real: torch.Tensor) -> torch.Tensor:
+        """gamma / 2 * E[||grad_x D(x)||^2] on real data (Mescheder et al. 2018), as gantrain's."""
+        x = real.detach().requires_grad_(True)
+        (g,) = torch.autograd.grad(self._d(x).sum(), x, create_graph=True)
+        return 0.5 * g.reshape(g.shape[0], -1).square().sum(1).mean()
+
     def iteration(self) -> torch.Tensor:
         for _ in range(self.n_critic):
             real = self.fixed if self.fixed is not None else torch.from_numpy(self.next_x())
             with torch.no_grad():
                 fake = self.G(self._z())
             loss = self.d_loss(self._d(real), self._d(fake))
-            if self.gp:
-                loss = loss + self.gp * self._penalty(real, fake)
+            if self.penalty == "gp":
+                loss = loss + self.penalty_weight * self._penalty(real, fake)
+            elif self.penalty == "r1":
+                loss = loss + self.penalty_weight * self._r1(real)
             self.opt_d.zero_grad(set_to_none=True)
             loss.backward()
             self.opt_d.step()

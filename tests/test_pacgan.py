@@ -59,8 +59,9 @@ def test_pack_must_divide_the_batch(in_tmp):
 
 def test_pack_must_match_the_discriminator_input(in_tmp):
     with pytest.raises(ConfigError, match=r"discriminator .*\(2, 6\).*packed x3"):
-        build_run(load_config("pacgan2_2d_grid", ["gan.pack=3", "data.batch_size=96"]),
-                  "runs/x")
+        build_run(load_config("pacgan2_2d_grid", [  # a plain MLP D over 2 packed samples
+            "gan.pack=3", "data.batch_size=96", "discriminator.args.shared=0",
+            "discriminator.args.pack=1"]), "runs/x")
 
 
 def test_a_discriminator_that_splits_packs_must_split_gan_pack(in_tmp):

@@ -1,0 +1,48 @@
+"""scripts/torch_baseline.py builds the nets of the presets scripts/benchmark.py times: the
+PyTorch column must train the same architectures as gantrain, or its ratio means nothing.
+Runs where torch is installed (CI installs it after the main suite)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from torch_baseline import TorchLoop, build_nets  # noqa: E402
+
+from gantrain.config.imports import build_cell  # noqa: E402
+from gantrain.recipes.registry import load_config  # noqa: E402
+
+PRESETS = ["gan_2d_grid", "dcgan_digits", "wgan_gp_mnist", "sngan_hinge_cifar10"]
+
+
+def _ms_count(cell) -> int:
+    return sum(int(np.prod(p.shape)) for p in cell.trainable_params())
+
+
+def _torch_count(module) -> int:
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_torch_nets_have_gantrain_parameter_counts(preset):
+    c = load_config(preset)
+    G, D = build_nets(c)
+    assert _torch_count(G) == _ms_count(build_cell(c.generator.model, c.generator.args, "g"))
+    assert _torch_count(D) == _ms_count(build_cell(c.discriminator.model, c.discriminator.args,
+                                                   "d"))
+
+
+def test_torch_loop_runs_the_grid_preset_with_its_penalty():
+    c = load_config("gan_2d_grid")
+    assert c.gan.penalty == "r1"  # the case this covers: R1 and the per-sample D
+    rng = np.random.default_rng(0)
+    loop = TorchLoop(c, lambda: rng.standard_normal((c.data.batch_size, 2), dtype=np.float32))
+    before = [p.detach().clone() for p in loop.D.parameters()]
+    assert loop.run(2) > 0
+    assert any(not torch.equal(a, b) for a, b in zip(before, loop.D.parameters()))
