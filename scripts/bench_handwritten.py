@@ -31,6 +31,11 @@ def supported(c: Config) -> str:
     return ""
 
 
+def _sq_norm(g):
+    """Per-sample squared norm of an input gradient, (B, ...) -> (B,)."""
+    return ops.reshape(ops.square(g), (g.shape[0], -1)).sum(axis=1)
+
+
 def _adam(net, oc):
     b1, b2 = oc.betas
     if b1 == 0.0:  # nn.Adam rejects beta1 = 0 (docs/mindspore-notes.md, item 15)
@@ -72,12 +77,11 @@ class Handwritten:
             value = loss.d(d_out(real), d_out(fake))
             if gp_weight > 0:
                 g = grad_x(eps * real + (1.0 - eps) * fake)
-                norm = ops.sqrt(ops.reshape(ops.square(g), (g.shape[0], -1)).sum(axis=1) + 1e-12)
+                norm = ops.sqrt(_sq_norm(g) + 1e-12)
                 value = value + gp_weight * ops.square(norm - 1.0).mean()
             if r1_weight > 0:  # gamma / 2 * E[||grad_x D(real)||^2] (Mescheder et al. 2018)
                 g = grad_x(real)
-                value = value + 0.5 * r1_weight * ops.reshape(
-                    ops.square(g), (g.shape[0], -1)).sum(axis=1).mean()
+                value = value + 0.5 * r1_weight * _sq_norm(g).mean()
             return value
 
         def g_forward(z):

@@ -206,10 +206,10 @@ def build_nets(config: Any) -> tuple[nn.Module, nn.Module]:
     kind = g.model.split(":")[0].split(".")[-1]
     if kind == "mlp":
         ga, da = dict(g.args), dict(d.args)
+        if "maxout" in (ga.get("activation"), da.get("activation")):
+            raise ValueError("torch baseline: maxout MLPs not reproduced")
         G = mlp(ga.get("z_dim", 2), ga.get("out_dim", 2), ga.get("width", 128),
                 ga.get("depth", 3), ga.get("activation", "relu"))
-        if da.get("activation", "relu") == "maxout" or ga.get("activation", "relu") == "maxout":
-            raise ValueError("torch baseline: maxout MLPs not reproduced")
         d_args = (da.get("in_dim", 2), da.get("width", 128), da.get("depth", 3),
                   da.get("activation", "relu"))
         if da.get("shared", 0):
@@ -220,6 +220,11 @@ def build_nets(config: Any) -> tuple[nn.Module, nn.Module]:
     if kind == "sngan":
         return SNGANGenerator(**g.args), SNGANDiscriminator(**d.args)
     raise ValueError(f"torch baseline: model {g.model!r} not reproduced")
+
+
+def _sq_norm(g: torch.Tensor) -> torch.Tensor:
+    """Per-sample squared norm of an input gradient, (B, ...) -> (B,)."""
+    return g.reshape(g.shape[0], -1).square().sum(1)
 
 
 class TorchLoop:
@@ -265,14 +270,14 @@ class TorchLoop:
                                                dtype=np.float32))
         x_hat = (eps * real + (1 - eps) * fake).requires_grad_(True)
         (g,) = torch.autograd.grad(self._d(x_hat).sum(), x_hat, create_graph=True)
-        norm = torch.sqrt(g.reshape(g.shape[0], -1).square().sum(1) + 1e-12)
+        norm = torch.sqrt(_sq_norm(g) + 1e-12)
         return (norm - 1).square().mean()
 
     def _r1(self, real: torch.Tensor) -> torch.Tensor:
         """gamma / 2 * E[||grad_x D(x)||^2] on real data (Mescheder et al. 2018), as gantrain's."""
         x = real.detach().requires_grad_(True)
         (g,) = torch.autograd.grad(self._d(x).sum(), x, create_graph=True)
-        return 0.5 * g.reshape(g.shape[0], -1).square().sum(1).mean()
+        return 0.5 * _sq_norm(g).mean()
 
     def iteration(self) -> torch.Tensor:
         for _ in range(self.n_critic):
