@@ -15,7 +15,9 @@ moved by discriminator optimal transport, as ``gantrain sample --dot``), beside 
 real-vs-real baseline, with the wall time of the training (compile included). A Stacked MNIST
 preset (``data.dataset = "stacked_mnist"``) is scored by its own protocol instead (PacGAN
 Sec. 5.2, 26,000 samples unless ``--n``): modes covered out of 1000, the KL of the mode
-histogram to uniform, and the share of confident samples that those two count. Then per preset
+histogram to uniform, and the share of confident samples that those two count. An ALI preset
+(``task = "ali"``) also gets its reconstructions G(E(x)) of 1,000 held-out digits scored: the
+share the classifier puts in the input's class, and its accuracy on them. Then per preset
 and sampler the mean, standard deviation and worst seed of each figure, as JSON and markdown.
 The classifier is trained once on the embedded digits (``gantrain eval train-classifier``,
 3 epochs; ``--classifier-data``/``--classifier-root`` for real MNIST, 10 epochs) when
@@ -35,14 +37,14 @@ from pathlib import Path
 import gantrain  # noqa: F401  (sets MindSpore's environment before it loads)
 from gantrain.engine import checkpoint, runtime
 from gantrain.metrics.seeds import over_seeds
-from gantrain.recipes.gan.evaluate import evaluate_run
-from gantrain.recipes.registry import build_run, load_config
+from gantrain.recipes.evaluation import EvalOptions
+from gantrain.recipes.registry import build_run, get_recipe, load_config
 from gantrain.recipes.rundir import checkpoint_config, prepare_run_dir
 
 #: figure -> how its worst seed is picked
 FIGURES = {"fd": max, "precision": min, "recall": min, "density": min, "coverage": min,
            "class_kl": max, "classes_covered": min, "modes": min, "stacked_kl": max,
-           "confident": min, "wall_s": max}
+           "confident": min, "class_match": min, "recon_accuracy": min, "wall_s": max}
 STACKED_SAMPLES = 26000  # PacGAN Table 2's protocol
 
 
@@ -74,9 +76,14 @@ def score(base: dict, classifier: Path, n: int | None, ema: bool, dot: int | Non
     stacked = config.data.dataset == "stacked_mnist"
     n = n or (STACKED_SAMPLES if stacked else 10000)
     metrics = ("stacked",) if stacked else ("fd", "prdc", "classes")
-    report = evaluate_run(ckpt, config, folder / f"eval-{sampler}.json", classifier, n,
-                          metrics, ema, base["seed"], dot=dot)
+    options = EvalOptions(str(classifier), n, metrics, ema, base["seed"], dot=dot)
+    report = get_recipe(config.task).evaluate(ckpt, config, folder / f"eval-{sampler}.json",
+                                              options)
     figures, baseline = (_stacked_figures(report) if stacked else _image_figures(report))
+    if "class_match" in report.get("reconstruction", {}):  # ALI: G(E(x)) of held-out digits
+        rec = report["reconstruction"]
+        figures.update(class_match=rec["class_match"], recon_accuracy=rec["recon_accuracy"])
+        baseline["recon_accuracy"] = rec["input_accuracy"]
     return {**base, "sampler": sampler, "samples": n, **figures, "real_vs_real": baseline,
             "grid": str(folder / "samples" / "final.png")}
 
@@ -141,6 +148,13 @@ def markdown(rows: list[dict]) -> str:
         out += [f"| {r['preset']} | {r['sampler']} | {len(r['seeds'])} | "
                 f"{_cell(r, 'modes', '.1f')} | {_cell(r, 'stacked_kl', '.3f')} | "
                 f"{_cell(r, 'confident', '.3f')} | {_wall_cell(r)} |" for r in stacked]
+    recon = [r for r in rows if "class_match" in r]
+    if recon:
+        out += ["", "| preset | sampler | seeds | class kept by G(E(x)) | classifier accuracy "
+                "on G(E(x)) |", "| --- | --- | --- | --- | --- |"]
+        out += [f"| {r['preset']} | {r['sampler']} | {len(r['seeds'])} | "
+                f"{_cell(r, 'class_match', '.3f')} | {_cell(r, 'recon_accuracy', '.3f')} |"
+                for r in recon]
     return "\n".join(out)
 
 
@@ -157,8 +171,11 @@ def describe(r: dict) -> str:
     if "modes" in r:
         return (f"modes {r['modes']}/1000, KL {r['stacked_kl']:.3f}, confident "
                 f"{r['confident']:.3f}")
-    return (f"FD {r['fd']:.1f}, precision {r['precision']:.3f}, recall {r['recall']:.3f}, "
+    text = (f"FD {r['fd']:.1f}, precision {r['precision']:.3f}, recall {r['recall']:.3f}, "
             f"class KL {r['class_kl']:.3f}")
+    if "class_match" in r:
+        text += f", class kept by G(E(x)) {r['class_match']:.3f}"
+    return text
 
 
 def summary(rows: list[dict]) -> list[dict]:

@@ -13,6 +13,7 @@ from mindspore import Tensor, nn, ops
 
 from gantrain import Adam
 from gantrain.blocks.losses import NONSATURATING
+from gantrain.blocks.penalties import R1, R2, GradientPenalty
 from gantrain.cli.main import main
 from gantrain.config import ConfigError
 from gantrain.recipes.ali.build import build_ali
@@ -50,12 +51,13 @@ def softplus(v):
     return np.logaddexp(0.0, v)
 
 
-def tiny_ali(stochastic: bool):
+def tiny_ali(stochastic: bool, penalty=None):
     G = Linear(Z_DIM, X_DIM, 0)
     E = Linear(X_DIM, Z_DIM * (2 if stochastic else 1), 1)
     D = Linear(X_DIM + Z_DIM, 1, 2, joint=True)
     ali = build_ali(G, E, D, z_dim=Z_DIM, batch_size=B, loss=NONSATURATING,
-                    g_optimizer=Adam(0.1), d_optimizer=Adam(0.1), stochastic=stochastic)
+                    g_optimizer=Adam(0.1), d_optimizer=Adam(0.1), stochastic=stochastic,
+                    penalty=penalty)
     return ali, G, E, D
 
 
@@ -104,6 +106,28 @@ def test_losses_match_numpy_with_swapped_labels(stochastic):
     np.testing.assert_allclose(float(loss.asnumpy()), want_ge, rtol=1e-5)
     moved = changed(before, [G, E, D])  # the G/E step moves both G and E, not D
     assert all(moved[: n_g + n_e]) and not any(moved[n_g + n_e:])
+
+
+@pytest.mark.parametrize("penalty", [R1(4.0), R2(4.0)])
+def test_d_penalty_is_on_the_gradient_for_the_whole_pair(penalty):
+    """For a linear joint D(x, z) = [x, z] . w + b the gradient with respect to the pair is w
+    at every pair, real or fake: D's loss gains gamma / 2 * ||w||^2 (x's and z's weights both;
+    a penalty on x alone would give only x's part)."""
+    ali, G, E, D = tiny_ali(False, penalty)
+    x, eps, z = inputs(0)
+    d_real, d_fake = D.numpy(x, E.numpy(x)), D.numpy(G.numpy(z), z)
+    adv = softplus(-d_real).mean() + softplus(d_fake).mean()
+    w = D.fc.weight.asnumpy().copy()  # asnumpy shares the parameter's memory
+    loss, aux = ali.discriminator.step(Tensor(x), Tensor(eps), Tensor(z))
+    np.testing.assert_allclose(float(aux["penalty"].asnumpy()), (w**2).sum(), rtol=1e-5)
+    np.testing.assert_allclose(float(aux["adv"].asnumpy()), adv, rtol=1e-5)
+    np.testing.assert_allclose(float(loss.asnumpy()), adv + 2.0 * (w**2).sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("penalty", [GradientPenalty(10.0), R1(10.0, every=16)])
+def test_build_refuses_penalties_ali_cannot_run(penalty):
+    with pytest.raises(ValueError, match="inline R1 or R2"):
+        tiny_ali(False, penalty)
 
 
 def test_stochastic_noise_is_drawn_on_the_host():
@@ -160,6 +184,10 @@ def test_2d_preset_reports_mixture_metrics(in_tmp):
     evals = [r for r in evals if r.get("kind") == "eval"]
     assert {"eval/modes", "eval/high_quality", "eval/reverse_kl", "eval/recon_mse"} <= set(
         evals[-1])
+    assert main(["eval", "runs/ali", "--n", "500"]) == 0
+    report = json.loads((in_tmp / "runs/ali/eval.json").read_text())
+    assert report["mixture"]["total_modes"] == 25 and report["samples"] == 500
+    assert report["reconstruction"]["examples"] == 1000 and report["ema"] is True
     assert main(["sample", "runs/ali", "--n", "50", "--out", "s.npy"]) == 0
     assert np.load("s.npy").shape == (50, 2)
     assert np.load("s_recon.npy").shape == (50, 2, 2)  # (x, G(E(x))) pairs
@@ -195,6 +223,10 @@ def test_digits_run_writes_reconstructions_and_samples(in_tmp, capsys):
     (["encoder.args.z_dim=1", "encoder.args.stochastic=true"],
      r"returned shape \(2, 2\).*expected \(2, 4\) \(stochastic: 2\*z_dim"),
     (["gan.pack=2"], r"task 'ali' does not read 'gan.pack'.*loss, z_dim, n_critic"),
+    (['gan.penalty="gp"'], r"gan.penalty = 'gp'; allowed: none, r1, r2"),
+    (["gan.penalty_every=16"], r"task 'ali' does not read 'gan.penalty_every'"),
+    (['gan.penalty="r1"', "gan.penalty_weight=-1.0"], r"\[gan\] penalty: R1: the weight must "
+                                                      r"be >= 0, got -1.0"),
 ])
 def test_config_mistakes_are_named(overrides, message, tmp_path):
     with pytest.raises(ConfigError, match=message):

@@ -53,21 +53,26 @@ def test_benchmark_2d_reports_modes(in_tmp):
     assert "nan" not in again.stdout  # no training, no wall time: the summary shows "-"
 
 
-@pytest.mark.slow  # trains the evaluation classifier and two tiny DCGANs
+@pytest.mark.slow  # trains the evaluation classifier, two tiny DCGANs and two tiny ALIs
 def test_benchmark_images_scores_every_seed_and_sampler(in_tmp):
     tiny = ["data.args.n=256", "generator.args.width=8", "discriminator.args.width=8",
             "train.steps=10", "train.sample_every=10", "train.checkpoint_every=10"]
     cmd = [sys.executable, str(SCRIPTS / "benchmark_images.py"), "--seeds", "0", "1",
-           "--n", "300", "--no-ema", "--out", "r.json"]
+           "--presets", "dcgan_digits", "ali_digits", "--n", "300", "--no-ema", "--out",
+           "r.json"]
     for o in tiny:
         cmd += ["--set", o]
     out = subprocess.run(cmd, cwd=in_tmp, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     assert (in_tmp / "classifiers" / "digits" / "classifier.json").is_file()
     result = json.loads((in_tmp / "r.json").read_text())
-    runs = result["runs"]
+    runs = [r for r in result["runs"] if r["preset"] == "dcgan_digits"]
     assert [(r["seed"], r["sampler"]) for r in runs] == [
         (0, "ema"), (0, "raw"), (1, "ema"), (1, "raw")]
+    ali = [r for r in result["runs"] if r["preset"] == "ali_digits"]
+    assert len(ali) == 4 and all(0 <= r["class_match"] <= 1 for r in ali)
+    assert all(r["real_vs_real"]["recon_accuracy"] > 0.5 for r in ali)  # the classifier's
+    assert "| ali_digits | ema | 2 | " in out.stdout and "class kept by G(E(x))" in out.stdout
     for r in runs:
         assert r["steps"] == 10 and r["samples"] == 300
         assert 0 <= r["precision"] <= 1 and 0 <= r["classes_covered"] <= 10

@@ -9,8 +9,23 @@ import numpy as np
 import pytest
 from mindspore import Tensor, nn, ops
 
-from gantrain.blocks.penalties import make_gradient_penalty, make_r1
+from gantrain.blocks.penalties import make_gradient_penalty, make_joint_r1, make_r1
 from gantrain.engine.player import prefix_parameters
+
+
+class JointConvD(nn.Cell):
+    """D(x, z) for ALI: conv features of x concatenated with z, then Dense."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, stride=2, pad_mode="pad", padding=1, has_bias=True)
+        self.act = nn.LeakyReLU(0.2)
+        self.flat = nn.Flatten()
+        self.fc = nn.Dense(4 * 4 * 4 + 3, 1)
+
+    def construct(self, x, z):
+        h = self.flat(self.act(self.conv(x)))
+        return self.fc(ops.concat((h, ops.tanh(z)), 1))
 
 
 class ConvD(nn.Cell):
@@ -37,16 +52,26 @@ REAL = Tensor(RNG.standard_normal((4, 1, 8, 8)).astype(np.float32))
 FAKE = Tensor(RNG.standard_normal((4, 1, 8, 8)).astype(np.float32))
 Y = Tensor(np.zeros(4, np.int32))
 EPS = Tensor(RNG.random((4, 1, 1, 1)).astype(np.float32))
+Z = Tensor(RNG.standard_normal((4, 3)).astype(np.float32))
 
 
 def penalty_and_grads(D, which: str):
     params = D.trainable_params()
-    gp, r1 = make_gradient_penalty(d_apply_of(D)), make_r1(d_apply_of(D))
+    if which == "joint":
+        def d_joint(x, z):
+            return ops.reshape(D(x, z), (-1,))
 
-    def value(real, fake, y, eps):
-        if which == "gp":
-            return gp(real, fake, y, eps)
-        return r1(real, y)
+        joint = make_joint_r1(d_joint)
+
+        def value(real, fake, y, eps):
+            return joint(real, Z)
+    else:
+        gp, r1 = make_gradient_penalty(d_apply_of(D)), make_r1(d_apply_of(D))
+
+        def value(real, fake, y, eps):
+            if which == "gp":
+                return gp(real, fake, y, eps)
+            return r1(real, y)
 
     grad_fn = ms.value_and_grad(value, None, params)
     jitted = ms.jit(grad_fn)
@@ -55,10 +80,10 @@ def penalty_and_grads(D, which: str):
     return float(v.asnumpy()), [g.asnumpy() for g in grads], plain
 
 
-@pytest.mark.parametrize("which", ["gp", "r1"])
+@pytest.mark.parametrize("which", ["gp", "r1", "joint"])
 def test_penalty_weight_gradients_match_finite_differences(which):
     ms.set_seed(0)
-    D = ConvD()
+    D = JointConvD() if which == "joint" else ConvD()
     prefix_parameters({"D": D}, f"D{which}")
     _, grads, value = penalty_and_grads(D, which)
     params = D.trainable_params()
@@ -100,6 +125,23 @@ def test_closed_forms_for_a_linear_critic():
     norm = np.linalg.norm(w)
     np.testing.assert_allclose(float(gp.asnumpy()), (norm - 1) ** 2, rtol=1e-4)
     np.testing.assert_allclose(float(r1.asnumpy()), norm**2, rtol=1e-5)
+
+
+def test_joint_r1_differentiates_both_inputs():
+    """For a linear D(x, z) = [x, z] . w + b: the joint penalty is ||w||^2, x's weights and
+    z's, where R1 on x alone would give ||w_x||^2."""
+    D = nn.Dense(6 + 2, 1)
+    prefix_parameters({"D": D}, "Djoint")
+    w = D.weight.asnumpy().ravel()
+    x = Tensor(RNG.standard_normal((5, 6)).astype(np.float32))
+    z = Tensor(RNG.standard_normal((5, 2)).astype(np.float32))
+
+    def d_joint(a, b):
+        return ops.reshape(D(ops.concat((a, b), 1)), (-1,))
+
+    joint = ms.jit(make_joint_r1(d_joint))
+    np.testing.assert_allclose(float(joint(x, z).asnumpy()), (w**2).sum(), rtol=1e-5)
+    assert (w[6:] ** 2).sum() > 1e-3  # z's part is there to be missed
 
 
 IMAGE = ["data.args={n = 64, size = 28}", "data.batch_size=16", "generator.args.width=8",

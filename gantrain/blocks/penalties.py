@@ -81,6 +81,27 @@ def make_r1(d_apply: DApply) -> Callable[[Tensor, Tensor], Tensor]:
     return penalty
 
 
+JointApply = Callable[[Tensor, Tensor], Tensor]  # (x, z) -> logits of shape (B,)
+
+
+def make_joint_r1(d_apply: JointApply) -> Callable[[Tensor, Tensor], Tensor]:
+    """R1 for a joint discriminator ``D(x, z)`` (ALI / BiGAN): E[||grad_(x, z) D(x, z)||^2],
+    the squared norm of the gradient with respect to the whole pair. The pair is the point of
+    the joint distribution D judges, so both halves are smoothed, not x alone. Multiply by
+    gamma / 2 at the call site; like :func:`make_r1`, only the penalty."""
+
+    def d_sum(x, z):
+        return d_apply(x, z).sum()
+
+    grad_xz = ms.grad(d_sum, grad_position=(0, 1))
+
+    def penalty(x, z):
+        gx, gz = grad_xz(x, z)
+        return (_per_sample_sq_norm(gx) + _per_sample_sq_norm(gz)).mean()
+
+    return penalty
+
+
 class PenaltyInput(Enum):
     """Where a discriminator penalty takes D's input gradient."""
 
@@ -183,6 +204,11 @@ class _SquaredGradientNorm(DiscriminatorPenalty):
 
     def function(self, critic: DApply) -> Callable[[Tensor, Tensor], Tensor]:
         return make_r1(critic)
+
+    def joint_function(self, critic: JointApply) -> Callable[[Tensor, Tensor], Tensor]:
+        """The raw penalty ``(x, z) -> scalar`` for a joint ``critic(x, z) -> (B,)``: the
+        gradient with respect to both inputs (:func:`make_joint_r1`)."""
+        return make_joint_r1(critic)
 
 
 @dataclass(frozen=True)

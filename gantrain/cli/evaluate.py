@@ -1,4 +1,4 @@
-"""``gantrain eval RUN`` (score a GAN run), ``gantrain eval train-classifier`` (train the
+"""``gantrain eval RUN`` (score a GAN or ALI run), ``gantrain eval train-classifier`` (train the
 LeNet feature extractor), ``gantrain eval stats`` (cache real Inception statistics) and
 ``gantrain eval convert-weights`` (pytorch-fid's .pth -> MindSpore .ckpt)."""
 
@@ -11,26 +11,33 @@ from pathlib import Path
 def run(args: argparse.Namespace) -> int:
     from ..config.strict import ConfigError
     from ..engine import checkpoint, runtime
-    from ..recipes.gan.evaluate import evaluate_run
+    from ..recipes.evaluation import EvalOptions
+    from ..recipes.registry import RECIPES, get_recipe
     from ..recipes.rundir import checkpoint_config
 
     ckpt = checkpoint.resolve(args.run)
     config = checkpoint_config(ckpt)
-    if config.task != "gan":
-        raise ConfigError(f"{ckpt} is a {config.task!r} run; `gantrain eval` scores the "
-                          "generators of GAN runs")
+    recipe = get_recipe(config.task, str(ckpt))
+    if recipe.evaluate is None:
+        scored = ", ".join(r.task for r in RECIPES.values() if r.evaluate is not None)
+        raise ConfigError(f"{ckpt} is a {config.task!r} run; `gantrain eval` scores runs of "
+                          f"the tasks {scored}")
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     run_dir = Path(args.run)
     out = (run_dir if (run_dir / "checkpoints").is_dir() else ckpt) / "eval.json"
     runtime.setup(config.device, config.seed)
     if args.features == "inception":
+        if config.task != "gan":
+            raise ConfigError(f"--features inception scores GAN runs; {ckpt} is a "
+                              f"{config.task!r} run (use the classifier features)")
         if args.drs is not None or args.dot is not None:
             raise ConfigError("--drs and --dot score with the classifier features; "
                               "--features inception scores the plain generator only")
         report = _run_inception(args, ckpt, config, out, metrics)
     else:
-        report = evaluate_run(ckpt, config, out, args.classifier, args.n, metrics, args.ema,
-                              args.seed, args.drs, args.dot)
+        options = EvalOptions(args.classifier, args.n, metrics, args.ema, args.seed, args.drs,
+                              args.dot)
+        report = recipe.evaluate(ckpt, config, out, options)
     print(report.pop("table"))
     print(f"wrote {report['path']}")
     return 0

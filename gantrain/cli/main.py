@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--direction", choices=("AB", "BA"),
                    help="cyclegan: translate A -> B (default) or B -> A")
 
-    e = sub.add_parser("eval", help="score a trained GAN run (also: eval train-classifier, "
+    e = sub.add_parser("eval", help="score a trained GAN or ALI run (also: eval train-classifier, "
                        "eval stats, eval convert-weights)")
     e.add_argument("run", help="run folder or checkpoint folder")
     e.add_argument("--classifier", help="trained classifier folder (from eval train-classifier)")

@@ -5,7 +5,7 @@ The only place where config strings become types; everything past here takes obj
 
 from __future__ import annotations
 
-from ..blocks.penalties import ClipWeights
+from ..blocks.penalties import R1, R2, ClipWeights, GradientPenalty, Penalty
 from ..engine.optim import SGD, Adam, CosineDecay, LinearDecay, LRSchedule, Optimizer, RMSProp
 from ..engine.player import PostUpdate
 from ..engine.transforms import ClipByGlobalNorm, ClipByValue, GaussianNoise, GradientTransform
@@ -14,6 +14,7 @@ from .strict import ConfigError
 
 OPTIMIZERS = ("adam", "sgd", "rmsprop")
 SCHEDULES = ("constant", "linear_decay", "cosine")
+PENALTIES = {"gp": GradientPenalty, "r1": R1, "r2": R2}  # called with (weight or gamma, every)
 
 
 def lr_schedule_from_config(c: OptimConfig, where: str) -> LRSchedule | None:
@@ -64,3 +65,18 @@ def transforms_from_config(c: OptimConfig, seed: int) -> list[GradientTransform]
 def weight_clip(limit: float | None) -> list[PostUpdate]:
     """The original WGAN's weight clipping as a post-update, when ``limit`` is set."""
     return [ClipWeights(limit)] if limit is not None else []
+
+
+def penalty_from_config(name: str, weight: float, every: int = 1, *,
+                        allowed: tuple[str, ...] = tuple(PENALTIES),
+                        where: str = "gan") -> Penalty | None:
+    """The penalty ``[where].penalty`` names (None for ``"none"``), with its weight and
+    schedule; ``allowed`` is what the recipe can run."""
+    if name == "none":
+        return None
+    if name not in allowed:
+        raise ConfigError(f"{where}.penalty = {name!r}; allowed: none, {', '.join(allowed)}")
+    try:
+        return PENALTIES[name](weight, every)
+    except ValueError as e:
+        raise ConfigError(f"[{where}] penalty: {e}") from None

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config.schema import RunConfig
+from .evaluation import EvalOptions
 from .sampling import Drawn, SampleOptions
 
 if TYPE_CHECKING:
@@ -34,6 +35,9 @@ class Recipe:
             draws from a trained run (None: the recipe has nothing to sample).
         sample_options: the options dataclass ``sample`` takes (the common ``--n``, ``--seed``,
             ``--no-ema`` plus the recipe's own).
+        evaluate: ``evaluate(checkpoint_dir, config, out, options) -> report``: what
+            ``gantrain eval RUN`` runs (None: the recipe's runs are not scored); it writes the
+            report as JSON to ``out`` and returns it with a printable ``table``.
         summary: a few words on what it trains, for error messages that list the tasks.
     """
 
@@ -42,4 +46,5 @@ class Recipe:
     run: type[Run]
     sample: Callable[[Path, Any, Any], Drawn] | None = None
     sample_options: type[SampleOptions] = SampleOptions
+    evaluate: Callable[[Path, Any, Path, EvalOptions], dict[str, Any]] | None = None
     summary: str = ""

@@ -22,6 +22,7 @@ import numpy as np
 from mindspore import Tensor, nn, ops
 
 from ...blocks.losses import GANLoss
+from ...blocks.penalties import R1, R2, PenaltyInput
 from ...config.strict import ConfigError
 from ...engine.context import StepContext
 from ...engine.optim import Optimizer
@@ -77,18 +78,45 @@ def swapped_objective(loss: GANLoss):
     return swapped
 
 
-def _loss_fns(G, D, encode, loss: GANLoss):
+def _penalty_term(d_apply, penalty: R1 | R2 | None):
+    """``(real pair, fake pair) -> raw penalty`` on the pair ``penalty`` reads; chosen here, in
+    Python, since the graph compiler cannot branch on it."""
+    if penalty is None:
+        return None
+    fn = penalty.joint_function(d_apply)
+    if penalty.reads is PenaltyInput.REAL:
+        def on_real(real, fake):
+            return fn(*real)
+
+        return on_real
+
+    def on_fake(real, fake):
+        return fn(*fake)
+
+    return on_fake
+
+
+def _loss_fns(G, D, encode, loss: GANLoss, penalty: R1 | R2 | None):
     ge_objective = swapped_objective(loss)
 
     def d_apply(x, z):
         return ops.reshape(D(x, z), (-1,))
 
+    reg = _penalty_term(d_apply, penalty)
+    coefficient = penalty.coefficient if penalty is not None else 0.0
+
     def d_loss(x, eps, z):
-        z_hat = ops.stop_gradient(encode(x, eps))
-        x_tilde = ops.stop_gradient(G(z))
-        d_real, d_fake = d_apply(x, z_hat), d_apply(x_tilde, z)
+        real = (x, ops.stop_gradient(encode(x, eps)))
+        fake = (ops.stop_gradient(G(z)), z)
+        d_real, d_fake = d_apply(*real), d_apply(*fake)
         adv = loss.d(d_real, d_fake)
-        return adv, {"real": d_real.mean(), "fake": d_fake.mean()}
+        logged = {"real": d_real.mean(), "fake": d_fake.mean()}
+        if reg is None:
+            return adv, logged
+        value = reg(real, fake)
+        logged["adv"] = adv
+        logged["penalty"] = value
+        return adv + coefficient * value, logged
 
     def ge_loss(x, eps, z):
         d_real, d_fake = d_apply(x, encode(x, eps)), d_apply(G(z), z)
@@ -110,6 +138,7 @@ def build_ali(
     d_optimizer: Optimizer,
     stochastic: bool | None = None,
     n_critic: int = 1,
+    penalty: R1 | R2 | None = None,
     g_transforms: Sequence[GradientTransform] = (),
     d_transforms: Sequence[GradientTransform] = (),
     g_post_update: Sequence[PostUpdate] = (),
@@ -127,7 +156,13 @@ def build_ali(
     a fresh real batch, prior noise ``z`` (batch_size, z_dim) and, for a stochastic encoder,
     ``eps`` (B, z_dim). ``stochastic=None`` reads ``E.stochastic`` (default False). ``g_optimizer``
     updates G and E together.
+
+    ``penalty``: R1 (real pairs ``(x, E(x))``) or R2 (fake pairs ``(G(z), z)``) on D's gradient
+    with respect to the whole pair, a term of D's loss in every D step (Mescheder et al. 2018;
+    for the joint D, :func:`~gantrain.blocks.penalties.make_joint_r1`).
     """
+    if penalty is not None and (not isinstance(penalty, (R1, R2)) or penalty.lazy):
+        raise ValueError(f"ALI takes an inline R1 or R2 penalty (every = 1), got {penalty!r}")
     if stochastic is None:
         stochastic = bool(getattr(E, "stochastic", False))
     # Every training graph runs all three nets in train mode: a graph bakes in the flag at
@@ -136,7 +171,7 @@ def build_ali(
     for net in (G, E, D):
         net.set_train(True)
     encode = make_encode(E, z_dim, stochastic)
-    d_loss, ge_loss = _loss_fns(G, D, encode, loss)
+    d_loss, ge_loss = _loss_fns(G, D, encode, loss, penalty)
     d_player = Player("D", D, d_loss, d_optimizer, transforms=d_transforms,
                       post_update=d_post_update, accumulate=d_accumulate)
     ge_player = Player("GE", {"G": G, "E": E}, ge_loss, g_optimizer, transforms=g_transforms,

@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 
 from ...blocks.losses import get_loss
-from ...config.builders import optimizer_from_config, transforms_from_config, weight_clip
+from ...config.builders import (
+    optimizer_from_config,
+    penalty_from_config,
+    transforms_from_config,
+    weight_clip,
+)
 from ...config.imports import build_cell
 from ...data.registry import DataBundle, build_data
 from ...engine.ema import EMA
@@ -114,6 +119,8 @@ class ALIRun(Run):
             g_optimizer=optimizer_from_config(c.optim.generator, "optim.generator"),
             d_optimizer=optimizer_from_config(c.optim.discriminator, "optim.discriminator"),
             stochastic=stochastic, n_critic=c.gan.n_critic,
+            penalty=penalty_from_config(c.gan.penalty, c.gan.penalty_weight,
+                                        allowed=("r1", "r2")),
             g_transforms=transforms_from_config(c.optim.generator, c.seed),
             d_transforms=transforms_from_config(c.optim.discriminator, c.seed + 1),
             g_post_update=[self.ema] if self.ema is not None else [],

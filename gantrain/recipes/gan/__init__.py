@@ -10,11 +10,12 @@
 from ..recipe import Recipe
 from .build import GAN, build_gan
 from .config import GANConfig
+from .evaluate import evaluate
 from .run import GANRun
 from .sample import GANSampleOptions, sample
 
 RECIPE = Recipe(task="gan", config=GANConfig, run=GANRun, sample=sample,
-                sample_options=GANSampleOptions,
+                sample_options=GANSampleOptions, evaluate=evaluate,
                 summary="a generator against a discriminator")
 
 __all__ = ["GAN", "GANConfig", "GANRun", "RECIPE", "build_gan"]

@@ -13,6 +13,7 @@ from ...engine import checkpoint
 from ...metrics.classifier import load_classifier
 from ...metrics.mixture import mixture_report
 from ...metrics.report import METRICS, evaluate_samples, format_report, plain
+from ..evaluation import EvalOptions
 from .config import GANConfig
 from .sample import GANSampleOptions, draw_samples
 
@@ -45,3 +46,10 @@ def evaluate_run(ckpt: Path, config: GANConfig, out: Path, classifier: str | Pat
     Path(out).write_text(json.dumps(report, indent=1, default=plain))
     report["path"], report["table"] = str(out), table
     return report
+
+
+def evaluate(ckpt: Path, config: GANConfig, out: Path, options: EvalOptions) -> dict[str, Any]:
+    """The GAN recipe's ``gantrain eval``: :func:`evaluate_run` with the command's options."""
+    o = options
+    return evaluate_run(ckpt, config, out, o.classifier, o.n, o.metrics, o.ema, o.seed, o.drs,
+                        o.dot)

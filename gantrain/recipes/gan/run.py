@@ -10,9 +10,13 @@ import numpy as np
 
 from ...blocks.augment import AugmentPolicy, parse_policy
 from ...blocks.losses import get_loss
-from ...blocks.penalties import R1, R2, GradientPenalty
 from ...blocks.watchdog import Watchdog
-from ...config.builders import optimizer_from_config, transforms_from_config, weight_clip
+from ...config.builders import (
+    optimizer_from_config,
+    penalty_from_config,
+    transforms_from_config,
+    weight_clip,
+)
 from ...config.imports import build_cell
 from ...config.strict import ConfigError
 from ...data.registry import DataBundle, build_data
@@ -91,12 +95,8 @@ class GANRun(Run):
         c = self.config
         G = build_cell(c.generator.model, c.generator.args, "generator")
         D = build_cell(c.discriminator.model, c.discriminator.args, "discriminator")
-        kinds = {"gp": GradientPenalty, "r1": R1, "r2": R2}  # (weight or gamma, every)
-        if c.gan.penalty != "none" and c.gan.penalty not in kinds:
-            raise ConfigError(f"gan.penalty = {c.gan.penalty!r}; allowed: none, gp, r1, r2")
-        penalties = []
-        if c.gan.penalty != "none":
-            penalties.append(kinds[c.gan.penalty](c.gan.penalty_weight, c.gan.penalty_every))
+        penalty = penalty_from_config(c.gan.penalty, c.gan.penalty_weight, c.gan.penalty_every)
+        penalties = [penalty] if penalty is not None else []
         num_classes = c.gan.num_classes
         local = c.data.batch_size // self.world.size  # each worker's share of the batch
         if c.gan.pack < 1 or local % c.gan.pack:

@@ -1,0 +1,126 @@
+"""``gantrain eval RUN`` for ALI / BiGAN runs: the generator's samples, scored as a GAN's, and
+how well ``x -> E -> G`` keeps what an example is.
+
+Reconstructions are of examples the run did not train on (:func:`held_out_examples`). With a
+feature classifier both ``x`` and ``G(E(x))`` are classified, and the report gives the share
+whose predicted classes agree (``class_match``: the encoder and generator kept the digit), the
+classifier's accuracy on the reconstructions and, as its ceiling, on the inputs. 2D runs report
+the mixture metrics and the squared errors only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...config.strict import ConfigError
+from ...data.dataset import ArrayDataset
+from ...data.registry import build_data
+from ...engine import checkpoint
+from ...metrics.classifier import FeatureExtractor, load_classifier
+from ...metrics.mixture import mixture_report
+from ...metrics.report import METRICS, evaluate_samples, format_report, plain
+from ..evaluation import EvalOptions
+from ..sampling import load_player_nets
+from .config import ALIConfig
+from .run import Autoencoder, build_nets, real_examples, reconstruction_errors
+
+HELD_OUT_DIGITS_SEED = 2000  # the evaluation classifier's test digits (metrics.classifier)
+LABELLED_SPLITS = ("mnist", "fashion_mnist", "cifar10")  # datasets with a "test" split
+
+
+def held_out_examples(config: ALIConfig, n: int) -> tuple[ArrayDataset, str]:
+    """Up to ``n`` labelled examples the run did not train on, and where they come from: the
+    embedded digits of a seed no preset trains on, or a labelled dataset's test split."""
+    d = config.data
+    if d.dataset == "digits":
+        from ...data.digits import embedded_digits
+
+        size = int(d.args.get("size", 28))
+        return (embedded_digits(n=n, size=size, seed=HELD_OUT_DIGITS_SEED),
+                f"embedded digits, seed {HELD_OUT_DIGITS_SEED}")
+    if d.dataset in LABELLED_SPLITS:
+        args = {**d.args, "split": "test", "limit": n}
+        return build_data(d.dataset, args, 1, config.seed).dataset, f"{d.dataset} test split"
+    raise ConfigError(f"reconstruction metrics need held-out labelled examples; data.dataset = "
+                      f"{d.dataset!r} has none (digits or {', '.join(LABELLED_SPLITS)} do)")
+
+
+def class_agreement(extractor: FeatureExtractor, x: np.ndarray, rec: np.ndarray,
+                    labels: np.ndarray | None) -> dict[str, float]:
+    """The share of examples whose reconstruction the classifier puts in the input's predicted
+    class, and its accuracy on inputs and reconstructions when ``labels`` are known."""
+    pred_x = extractor(x)[1].argmax(1)
+    pred_rec = extractor(rec)[1].argmax(1)
+    out = {"class_match": float((pred_x == pred_rec).mean())}
+    if labels is not None:
+        out["input_accuracy"] = float((pred_x == labels).mean())
+        out["recon_accuracy"] = float((pred_rec == labels).mean())
+    return out
+
+
+def evaluate_run(ckpt: Path, config: ALIConfig, out: Path, classifier: str | Path | None,
+                 n: int = 10000, metrics: tuple[str, ...] = METRICS[:4], ema: bool = True,
+                 seed: int = 0, recon: int = 1000) -> dict[str, Any]:
+    """Score checkpoint ``ckpt``: ``n`` samples of G and ``recon`` reconstructions. Writes the
+    report to ``out`` and returns it (with a printable ``table``)."""
+    if n < 2 or recon < 2:
+        raise ConfigError(f"--n and the reconstructions must be >= 2, got {n} and {recon}")
+    G, E, _ = build_nets(config)
+    averaged = ema and config.gan.ema_decay is not None
+    load_player_nets(ckpt, "GE", {"G": G, "E": E}, ema=averaged)
+    auto = Autoencoder(G, E, config.gan.z_dim)
+    z = np.random.default_rng([seed, 1]).standard_normal((n, config.gan.z_dim))
+    fake = auto.samples(z.astype(np.float32))
+    data = build_data(config.data.dataset, config.data.args, config.data.batch_size, config.seed)
+    report: dict[str, Any] = {"samples": n}
+    if data.mixture is not None:
+        report["mixture"] = mixture_report(fake, data.mixture).as_dict()
+        x = real_examples(data, recon, seed + 1)
+        report["reconstruction"] = {"examples": len(x), "source": "fresh mixture draws",
+                                    **reconstruction_errors(x, auto.reconstruct(x))}
+        table = str(mixture_report(fake, data.mixture))
+    else:
+        if classifier is None:
+            raise ConfigError("image metrics need --classifier (train one with `gantrain eval "
+                              "train-classifier --data digits --out classifiers/digits`)")
+        extractor, meta = load_classifier(classifier)
+        report.update(evaluate_samples(fake, data.dataset, extractor, metrics, seed))
+        report["classifier"] = {"path": str(classifier), "test_accuracy": meta["test_accuracy"]}
+        held, source = held_out_examples(config, recon)
+        rec = auto.reconstruct(held.x)
+        report["reconstruction"] = {
+            "examples": len(held), "source": source, **reconstruction_errors(held.x, rec),
+            **class_agreement(extractor, held.x, rec, held.y)}
+        table = format_report(report)
+    table += "\n" + format_reconstruction(report["reconstruction"])
+    report.update({"checkpoint": str(checkpoint.resolve(ckpt)), "ema": averaged})
+    Path(out).write_text(json.dumps(report, indent=1, default=plain))
+    report["path"], report["table"] = str(out), table
+    return report
+
+
+def format_reconstruction(r: dict[str, Any]) -> str:
+    """One line on G(E(x)) for the printed report."""
+    line = (f"reconstructions of {r['examples']} {r['source']}: squared error "
+            f"{r['recon_mse']:.4f} (another example's {r['recon_mse_shuffled']:.4f})")
+    if "class_match" in r:
+        line += f"; class kept {100 * r['class_match']:.1f}%"
+    if "recon_accuracy" in r:
+        line += (f", classifier accuracy {100 * r['recon_accuracy']:.1f}% on them "
+                 f"({100 * r['input_accuracy']:.1f}% on the inputs)")
+    return line
+
+
+def evaluate(ckpt: Path, config: ALIConfig, out: Path, options: EvalOptions) -> dict[str, Any]:
+    """The ALI recipe's ``gantrain eval``: :func:`evaluate_run` with the command's options."""
+    for name in ("drs", "dot"):
+        if getattr(options, name) is not None:
+            raise ConfigError(f"--{name} samples with a GAN's discriminator; an ALI run's D "
+                              "judges (x, z) pairs, so `gantrain eval` of ALI runs has no "
+                              f"--{name}")
+    o = options
+    return evaluate_run(ckpt, config, out, o.classifier, o.n, o.metrics, o.ema, o.seed)
