@@ -51,13 +51,13 @@ def softplus(v):
     return np.logaddexp(0.0, v)
 
 
-def tiny_ali(stochastic: bool, penalty=None):
+def tiny_ali(stochastic: bool, penalty=None, cycle_weight: float = 0.0):
     G = Linear(Z_DIM, X_DIM, 0)
     E = Linear(X_DIM, Z_DIM * (2 if stochastic else 1), 1)
     D = Linear(X_DIM + Z_DIM, 1, 2, joint=True)
     ali = build_ali(G, E, D, z_dim=Z_DIM, batch_size=B, loss=NONSATURATING,
                     g_optimizer=Adam(0.1), d_optimizer=Adam(0.1), stochastic=stochastic,
-                    penalty=penalty)
+                    penalty=penalty, cycle_weight=cycle_weight)
     return ali, G, E, D
 
 
@@ -122,6 +122,20 @@ def test_d_penalty_is_on_the_gradient_for_the_whole_pair(penalty):
     np.testing.assert_allclose(float(aux["penalty"].asnumpy()), (w**2).sum(), rtol=1e-5)
     np.testing.assert_allclose(float(aux["adv"].asnumpy()), adv, rtol=1e-5)
     np.testing.assert_allclose(float(loss.asnumpy()), adv + 2.0 * (w**2).sum(), rtol=1e-5)
+
+
+def test_cycle_term_adds_the_reconstruction_error_to_the_ge_loss():
+    """ALICE (Li et al. 2017): G/E's loss gains weight * mean((G(E(x)) - x)^2), per element."""
+    ali, G, E, D = tiny_ali(False, cycle_weight=3.0)
+    x, eps, z = inputs(0)
+    d_real, d_fake = D.numpy(x, E.numpy(x)), D.numpy(G.numpy(z), z)
+    adv = softplus(-d_fake).mean() + softplus(d_real).mean()  # labels swapped
+    cycle = ((G.numpy(E.numpy(x)) - x) ** 2).mean()
+    loss, aux = ali.generator.step(Tensor(x), Tensor(eps), Tensor(z))
+    np.testing.assert_allclose(float(aux["cycle"].asnumpy()), cycle, rtol=1e-5)
+    np.testing.assert_allclose(float(loss.asnumpy()), adv + 3.0 * cycle, rtol=1e-5)
+    with pytest.raises(ValueError, match="cycle_weight must be >= 0"):
+        tiny_ali(False, cycle_weight=-1.0)
 
 
 @pytest.mark.parametrize("penalty", [GradientPenalty(10.0), R1(10.0, every=16)])
@@ -224,6 +238,7 @@ def test_digits_run_writes_reconstructions_and_samples(in_tmp, capsys):
      r"returned shape \(2, 2\).*expected \(2, 4\) \(stochastic: 2\*z_dim"),
     (["gan.pack=2"], r"task 'ali' does not read 'gan.pack'.*loss, z_dim, n_critic"),
     (['gan.penalty="gp"'], r"gan.penalty = 'gp'; allowed: none, r1, r2"),
+    (["gan.cycle_weight=-0.5"], r"gan.cycle_weight must be >= 0, got -0.5"),
     (["gan.penalty_every=16"], r"task 'ali' does not read 'gan.penalty_every'"),
     (['gan.penalty="r1"', "gan.penalty_weight=-1.0"], r"\[gan\] penalty: R1: the weight must "
                                                       r"be >= 0, got -1.0"),

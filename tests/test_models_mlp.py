@@ -60,6 +60,7 @@ def test_shared_layers_read_each_packed_sample_alone_with_the_same_weights():
     ({"in_dim": 6, "pack": 3, "shared": 3}, r"shared=3 must be an int in \[0, depth\)"),
     ({"in_dim": 6, "pack": 1, "shared": 1}, "shared=1 needs pack >= 2 dividing in_dim"),
     ({"in_dim": 7, "pack": 3, "shared": 1}, "shared=1 needs pack >= 2 dividing in_dim"),
+    ({"in_dim": 6, "pack": 3}, r"pack=3 is read only with shared >= 1"),
 ])
 def test_bad_shared_arguments_name_the_argument(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -91,6 +91,9 @@ class Discriminator(nn.Cell):
         if isinstance(shared, bool) or not isinstance(shared, int) or not 0 <= shared < depth:
             raise ValueError(f"shared={shared!r} must be an int in [0, depth) = [0, {depth}): "
                              "the last hidden layers read the samples together")
+        if pack > 1 and not shared:  # a plain MLP reads the packed in_dim; pack would be unused
+            raise ValueError(f"pack={pack} is read only with shared >= 1 (per-sample layers); "
+                             "a plain MLP takes packed samples through in_dim alone")
         if shared and (pack < 2 or in_dim % pack):
             raise ValueError(f"shared={shared} needs pack >= 2 dividing in_dim; got pack={pack}, "
                              f"in_dim={in_dim}")

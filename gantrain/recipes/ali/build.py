@@ -96,7 +96,7 @@ def _penalty_term(d_apply, penalty: R1 | R2 | None):
     return on_fake
 
 
-def _loss_fns(G, D, encode, loss: GANLoss, penalty: R1 | R2 | None):
+def _loss_fns(G, D, encode, loss: GANLoss, penalty: R1 | R2 | None, cycle_weight: float):
     ge_objective = swapped_objective(loss)
 
     def d_apply(x, z):
@@ -119,9 +119,16 @@ def _loss_fns(G, D, encode, loss: GANLoss, penalty: R1 | R2 | None):
         return adv + coefficient * value, logged
 
     def ge_loss(x, eps, z):
-        d_real, d_fake = d_apply(x, encode(x, eps)), d_apply(G(z), z)
+        z_hat = encode(x, eps)
+        d_real, d_fake = d_apply(x, z_hat), d_apply(G(z), z)
         adv = ge_objective(d_real, d_fake)
-        return adv, {"real": d_real.mean(), "fake": d_fake.mean()}
+        logged = {"real": d_real.mean(), "fake": d_fake.mean()}
+        if not cycle_weight:
+            return adv, logged
+        cycle = ops.square(G(z_hat) - x).mean()  # per element, as eval/recon_mse
+        logged["adv"] = adv
+        logged["cycle"] = cycle
+        return adv + cycle_weight * cycle, logged
 
     return d_loss, ge_loss
 
@@ -139,6 +146,7 @@ def build_ali(
     stochastic: bool | None = None,
     n_critic: int = 1,
     penalty: R1 | R2 | None = None,
+    cycle_weight: float = 0.0,
     g_transforms: Sequence[GradientTransform] = (),
     d_transforms: Sequence[GradientTransform] = (),
     g_post_update: Sequence[PostUpdate] = (),
@@ -160,7 +168,15 @@ def build_ali(
     ``penalty``: R1 (real pairs ``(x, E(x))``) or R2 (fake pairs ``(G(z), z)``) on D's gradient
     with respect to the whole pair, a term of D's loss in every D step (Mescheder et al. 2018;
     for the joint D, :func:`~gantrain.blocks.penalties.make_joint_r1`).
+
+    ``cycle_weight`` > 0 adds ALICE's explicit cycle term to the G/E loss, ``cycle_weight *
+    mean((G(E(x)) - x)^2)`` (Li et al. 2017, "ALICE: Towards Understanding Adversarial
+    Learning for Joint Distribution Matching", Sec. 4): ALI's game alone does not make E
+    invert G (the joint distributions can match with G(E(x)) far from x); the cycle term pins
+    the pairing the adversarial game leaves open.
     """
+    if not cycle_weight >= 0:  # also rejects NaN
+        raise ValueError(f"cycle_weight must be >= 0, got {cycle_weight!r}")
     if penalty is not None and (not isinstance(penalty, (R1, R2)) or penalty.lazy):
         raise ValueError(f"ALI takes an inline R1 or R2 penalty (every = 1), got {penalty!r}")
     if stochastic is None:
@@ -171,7 +187,7 @@ def build_ali(
     for net in (G, E, D):
         net.set_train(True)
     encode = make_encode(E, z_dim, stochastic)
-    d_loss, ge_loss = _loss_fns(G, D, encode, loss, penalty)
+    d_loss, ge_loss = _loss_fns(G, D, encode, loss, penalty, float(cycle_weight))
     d_player = Player("D", D, d_loss, d_optimizer, transforms=d_transforms,
                       post_update=d_post_update, accumulate=d_accumulate)
     ge_player = Player("GE", {"G": G, "E": E}, ge_loss, g_optimizer, transforms=g_transforms,

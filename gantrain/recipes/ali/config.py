@@ -16,14 +16,15 @@ from ...config.schema import (
 
 @dataclass
 class ALIOptions:
-    """``[gan]`` of ALI: the loss, the prior's size, critic steps, D's penalty, weight clipping
-    and EMA."""
+    """``[gan]`` of ALI: the loss, the prior's size, critic steps, D's penalty, the cycle term,
+    weight clipping and EMA."""
 
     loss: str = "nonsaturating"
     z_dim: int = 64
     n_critic: int = 1
     penalty: str = "none"  # none | r1 (real pairs (x, E(x))) | r2 (fake pairs (G(z), z))
     penalty_weight: float = 10.0  # gamma of R1/R2 (the term is gamma / 2 * E[||grad||^2])
+    cycle_weight: float = 0.0  # > 0: ALICE's cycle term weight * mean((G(E(x)) - x)^2), GE's
     weight_clip: Union[float, None] = None
     ema_decay: Union[float, None] = None  # EMA of G's and E's weights; samples use it when set
 

@@ -23,6 +23,7 @@ from ...config.builders import (
     weight_clip,
 )
 from ...config.imports import build_cell
+from ...config.strict import ConfigError
 from ...data.registry import DataBundle, build_data
 from ...engine.ema import EMA
 from ...engine.loop import Loop
@@ -110,6 +111,8 @@ class ALIRun(Run):
         check_ali_shapes(G, E, D, z_dim=c.gan.z_dim, sample_shape=self.data.sample_shape,
                          stochastic=stochastic, names=(c.generator.model, c.encoder.model,
                                                        c.discriminator.model))
+        if not c.gan.cycle_weight >= 0:  # also NaN
+            raise ConfigError(f"gan.cycle_weight must be >= 0, got {c.gan.cycle_weight}")
         self.ema: EMA | None = None
         if c.gan.ema_decay is not None:  # averages G and E (and their BatchNorm statistics)
             buffers = [p for net in (G, E) for p in net.get_parameters() if not p.requires_grad]
@@ -121,6 +124,7 @@ class ALIRun(Run):
             stochastic=stochastic, n_critic=c.gan.n_critic,
             penalty=penalty_from_config(c.gan.penalty, c.gan.penalty_weight,
                                         allowed=("r1", "r2")),
+            cycle_weight=c.gan.cycle_weight,
             g_transforms=transforms_from_config(c.optim.generator, c.seed),
             d_transforms=transforms_from_config(c.optim.discriminator, c.seed + 1),
             g_post_update=[self.ema] if self.ema is not None else [],
