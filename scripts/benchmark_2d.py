@@ -13,7 +13,8 @@ its raw generator's samples (``gantrain sample --no-ema``), each reported as row
 way only (tuning the percentile costs no training). Then, per preset (and sampler),
 the mean, standard deviation and worst seed of each figure, as JSON and as markdown tables:
 the summary and every run with its wall time. The JSON is rewritten after every run, so an
-interrupted invocation keeps what it measured. Runs write to runs/bench2d-<preset>-s<seed>/.
+interrupted invocation keeps what it measured. Runs write to runs/bench2d-<preset>-s<seed>/
+(with ``-<hash>`` of the ``--set`` overrides when given; ``--rescore`` needs the same ones).
 """
 
 from __future__ import annotations
@@ -21,13 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 import gantrain  # noqa: F401  (sets MindSpore's environment before it loads)
 from gantrain.data.mixtures import MIXTURES
 from gantrain.metrics.seeds import over_seeds
 from gantrain.recipes.registry import build_run, load_config
-from gantrain.recipes.rundir import prepare_run_dir
+from gantrain.recipes.rundir import benchmark_run_dir, prepare_run_dir
 
 PUBLISHED = "PacGAN Table 1 (grid): GAN 17.3 modes / 94.8%, PacGAN4 24.8 / 93.6%; " \
             "(ring): GAN 6.3 / 98.2%, PacGAN2 7.9 / 95.6%"
@@ -35,7 +35,7 @@ PUBLISHED = "PacGAN Table 1 (grid): GAN 17.3 modes / 94.8%, PacGAN4 24.8 / 93.6%
 
 def bench(preset: str, seed: int, overrides: list[str]) -> dict:
     config = load_config(preset, [f"seed={seed}", "train.progress=false", *overrides])
-    run_dir = f"runs/bench2d-{preset}-s{seed}"
+    run_dir = benchmark_run_dir("bench2d", preset, seed, overrides)
     start = time.perf_counter()
     run = build_run(config, run_dir)
     prepare_run_dir(run.dir, run.config, overwrite=True)
@@ -49,7 +49,7 @@ def bench(preset: str, seed: int, overrides: list[str]) -> dict:
     }
 
 
-def score_finished(row: dict, sampler: str, **options) -> dict:
+def score_finished(row: dict, overrides: list[str], sampler: str, **options) -> dict:
     """The finished run of ``row`` scored on 2,500 samples drawn with ``GANSampleOptions``
     ``options`` (``drs=P``: kept by discriminator rejection sampling; ``ema=False``: the raw
     generator instead of its EMA weights), as a row of its own named ``sampler``."""
@@ -58,7 +58,7 @@ def score_finished(row: dict, sampler: str, **options) -> dict:
     from gantrain.recipes.gan.sample import GANSampleOptions, sample
     from gantrain.recipes.rundir import checkpoint_config
 
-    run_dir = Path(f"runs/bench2d-{row['preset']}-s{row['seed']}")
+    run_dir = benchmark_run_dir("bench2d", row["preset"], row["seed"], overrides)
     if not run_dir.is_dir():
         raise SystemExit(f"--rescore: no run {run_dir} to score; train it first (drop --rescore)")
     ckpt = checkpoint.resolve(run_dir)
@@ -132,8 +132,9 @@ def main() -> None:
                 base = bench(preset, seed, args.overrides)
                 found = [base]
             if args.no_ema:
-                found.append(score_finished(base, "no-ema", ema=False))
-            found += [score_finished(base, f"drs{p:g}", drs=p) for p in args.drs]
+                found.append(score_finished(base, args.overrides, "no-ema", ema=False))
+            found += [score_finished(base, args.overrides, f"drs{p:g}", drs=p)
+                      for p in args.drs]
             for row in found:
                 rows.append(row)
                 print(f"{preset} seed {seed} {row['sampler']}: {row['modes']}/"

@@ -21,7 +21,8 @@ share the classifier puts in the input's class, and its accuracy on them. Then p
 and sampler the mean, standard deviation and worst seed of each figure, as JSON and markdown.
 The classifier is trained once on the embedded digits (``gantrain eval train-classifier``,
 3 epochs; ``--classifier-data``/``--classifier-root`` for real MNIST, 10 epochs) when
-``--classifier`` does not exist yet. Runs write to runs/benchimg-<preset>-s<seed>/ and keep
+``--classifier`` does not exist yet. Runs write to runs/benchimg-<preset>-s<seed>/ (with
+``-<hash>`` of the ``--set`` overrides when given) and keep
 their sample grids there; ``--rescore`` scores those runs again without training. The JSON is
 rewritten after every run.
 """
@@ -39,7 +40,7 @@ from gantrain.engine import checkpoint, runtime
 from gantrain.metrics.seeds import over_seeds
 from gantrain.recipes.evaluation import EvalOptions
 from gantrain.recipes.registry import build_run, get_recipe, load_config
-from gantrain.recipes.rundir import checkpoint_config, prepare_run_dir
+from gantrain.recipes.rundir import benchmark_run_dir, checkpoint_config, prepare_run_dir
 
 #: figure -> how its worst seed is picked
 FIGURES = {"fd": max, "precision": min, "recall": min, "density": min, "coverage": min,
@@ -48,14 +49,10 @@ FIGURES = {"fd": max, "precision": min, "recall": min, "density": min, "coverage
 STACKED_SAMPLES = 26000  # PacGAN Table 2's protocol
 
 
-def run_dir(preset: str, seed: int) -> Path:
-    return Path(f"runs/benchimg-{preset}-s{seed}")
-
-
 def train(preset: str, seed: int, overrides: list[str]) -> dict:
     config = load_config(preset, [f"seed={seed}", "train.progress=false", *overrides])
     start = time.perf_counter()
-    run = build_run(config, run_dir(preset, seed))
+    run = build_run(config, benchmark_run_dir("benchimg", preset, seed, overrides))
     prepare_run_dir(run.dir, run.config, overwrite=True)
     loop = run.train()
     wall = time.perf_counter() - start
@@ -63,10 +60,10 @@ def train(preset: str, seed: int, overrides: list[str]) -> dict:
             "it_per_s": round(loop.iteration / loop.elapsed, 2)}
 
 
-def score(base: dict, classifier: Path, n: int | None, ema: bool, dot: int | None = None
-          ) -> dict:
+def score(base: dict, overrides: list[str], classifier: Path, n: int | None, ema: bool,
+          dot: int | None = None) -> dict:
     """``base``'s finished run scored on ``n`` samples, as a row named by its sampler."""
-    folder = run_dir(base["preset"], base["seed"])
+    folder = benchmark_run_dir("benchimg", base["preset"], base["seed"], overrides)
     if not folder.is_dir():
         raise SystemExit(f"--rescore: no run {folder} to score; train it first (drop --rescore)")
     ckpt = checkpoint.resolve(folder)
@@ -208,7 +205,7 @@ def main() -> None:
                     else train(preset, seed, args.overrides))
             for ema, dot in itertools.product((True, False)[: 1 + args.no_ema],
                                               [None, *args.dot]):
-                row = score(base, args.classifier, args.n, ema, dot)
+                row = score(base, args.overrides, args.classifier, args.n, ema, dot)
                 rows.append(row)
                 print(f"{preset} seed {seed} {row['sampler']}: {describe(row)}, "
                       f"{row.get('wall_s', '-')} s", flush=True)

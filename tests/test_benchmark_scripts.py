@@ -40,7 +40,9 @@ def test_benchmark_2d_reports_modes(in_tmp):
     # same seed and percentile draw the same samples
     again = subprocess.run(
         [sys.executable, str(SCRIPTS / "benchmark_2d.py"), "--presets", "gan_2d_ring",
-         "--seeds", "1", "--drs", "95", "--no-ema", "--rescore", "--out", "r2.json"],
+         "--seeds", "1", "--drs", "95", "--no-ema", "--rescore", "--out", "r2.json",
+         "--set", "train.steps=30", "--set", "train.sample_every=30",
+         "--set", "train.checkpoint_every=30"],  # the same overrides name the same run folder
         cwd=in_tmp, capture_output=True, text=True, timeout=600,
     )
     assert again.returncode == 0, again.stderr[-3000:]
@@ -87,8 +89,8 @@ def test_benchmark_images_scores_every_seed_and_sampler(in_tmp):
     # --rescore: the same runs scored again without training give the same figures
     again = subprocess.run(
         [sys.executable, str(SCRIPTS / "benchmark_images.py"), "--seeds", "1", "--n", "300",
-         "--rescore", "--dot", "3", "--out", "r2.json"], cwd=in_tmp, capture_output=True,
-        text=True, timeout=600)
+         "--rescore", "--dot", "3", "--out", "r2.json", *sum([["--set", o] for o in tiny], [])],
+        cwd=in_tmp, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     rescored, moved = json.loads((in_tmp / "r2.json").read_text())["runs"]
     before = runs[2]
@@ -170,3 +172,16 @@ def test_op_table_compares_two_sides_on_the_same_function(in_tmp):
     assert len(result["rows"]) == 17 and all(r["same_function"] for r in result["rows"])
     assert all(r["a_fb"] > 0 and r["b_fb"] > 0 for r in result["rows"])
     assert "| D Conv 64->128 14->7 |" in out.stdout and "Largest net gaps" in out.stdout
+
+
+def test_benchmark_runs_with_other_overrides_get_their_own_folders():
+    """Two settings of one preset and seed benchmarked in one folder must not overwrite each
+    other's runs (--rescore finds a run by the same overrides)."""
+    from gantrain.recipes.rundir import benchmark_run_dir
+
+    plain = benchmark_run_dir("bench2d", "ali_2d_ring", 101)
+    assert plain == Path("runs/bench2d-ali_2d_ring-s101")
+    a = benchmark_run_dir("bench2d", "ali_2d_ring", 101, ["gan.cycle_weight=1.0"])
+    b = benchmark_run_dir("bench2d", "ali_2d_ring", 101, ["gan.cycle_weight=0.5"])
+    assert len({plain, a, b}) == 3 and a.name.startswith("bench2d-ali_2d_ring-s101-")
+    assert a == benchmark_run_dir("bench2d", "ali_2d_ring", 101, ["gan.cycle_weight=1.0"])

@@ -3,8 +3,10 @@ and which config changes a resumed run may make."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..config.schema import RunConfig
@@ -20,6 +22,17 @@ HARMLESS = ("train.",)
 
 def default_run_dir(config: RunConfig, root: str | Path = "runs") -> Path:
     return Path(root) / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def benchmark_run_dir(kind: str, preset: str, seed: int, overrides: Sequence[str] = ()
+                      ) -> Path:
+    """``runs/<kind>-<preset>-s<seed>``, with ``-<8 hex digits>`` of the ``--set`` overrides
+    when there are any: one folder per setting, so benchmarking the same preset and seed with
+    other overrides in the same folder does not overwrite the first run."""
+    name = f"{kind}-{preset}-s{seed}"
+    if overrides:
+        name += "-" + hashlib.sha1("\n".join(overrides).encode()).hexdigest()[:8]
+    return Path("runs") / name
 
 
 def check_run_dir_free(run_dir: Path, overwrite: bool = False) -> None:
