@@ -57,6 +57,14 @@ def test_resume_continues_and_refuses_structural_changes(in_tmp, capsys):
     assert main(["train", "--resume", run, "--set", "optim.generator.lr=0.5"]) == 2
     assert "optim.generator.lr" in capsys.readouterr().err
 
+    # a checkpoint written before a key existed resumes: the missing key counts at its default
+    # (the legacy ALI run failed here when ALI gained gan.cycle_weight)
+    state_file = checkpoint.resolve(run) / "state.json"
+    state = json.loads(state_file.read_text())
+    del state["config"]["gan"]["penalty_every"]
+    state_file.write_text(json.dumps(state))
+    assert main(["train", "--resume", run, "--set", "train.steps=80"]) == 0
+
 
 @pytest.mark.slow
 def test_existing_run_dir_is_refused_and_kept(in_tmp, capsys):

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..config.schema import RunConfig
-from ..config.strict import ConfigError, drop_unread, dumps_toml, to_dict
+from ..config.strict import ConfigError, drop_unread, dumps_toml, from_dict, to_dict
 from ..engine import checkpoint
 from .registry import get_recipe, legacy_defaults, stored_config
 
@@ -89,6 +89,10 @@ def check_resumable(run_dir: Path, config: RunConfig) -> list[str]:
     saved = checkpoint.read_state(ckpt)["config"]
     recipe = get_recipe(config.task)
     saved, _ = drop_unread(saved, recipe.config, legacy_defaults())
+    # A key added to the recipe after the checkpoint was written counts at its default: the
+    # behaviour the run trained with (new keys default to the old behaviour).
+    saved = to_dict(from_dict(recipe.config, saved, source=str(ckpt),
+                              owner=f"task {config.task!r}"))
     changed = config_differences(saved, to_dict(config))
     structural = [k for k in changed if not k.startswith(HARMLESS)]
     if structural:
