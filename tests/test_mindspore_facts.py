@@ -400,6 +400,19 @@ def test_same_seeds_train_bit_identically():  # item 20
         assert a.tobytes() == b.tobytes()
 
 
+def test_asnumpy_of_a_parameter_is_a_view_that_a_jitted_update_changes():  # item 33
+    net = nn.Dense(2, 1)
+
+    def loss_fn(x):
+        return net(x).sum(), {}
+
+    player = Player("V", net, loss_fn, SGD(0.1))
+    view, copied = net.weight.asnumpy(), net.weight.asnumpy().copy()
+    player.step(Tensor(np.ones((4, 2), np.float32)))
+    assert not np.array_equal(copied, net.weight.asnumpy())  # the step moved the weight
+    np.testing.assert_array_equal(view, net.weight.asnumpy())  # and the "snapshot" with it
+
+
 @pytest.mark.slow  # four fresh interpreters, ~30 s
 def test_inter_op_one_changes_the_kernels_arithmetic():  # item 28
     """Why runtime.setup keeps the default inter-op setting: under it, results do not depend on
