@@ -20,10 +20,9 @@ from ...config.strict import ConfigError
 from ...data.dataset import ArrayDataset
 from ...data.registry import build_data
 from ...engine import checkpoint
-from ...metrics.classifier import FeatureExtractor, load_classifier
-from ...metrics.mixture import mixture_report
-from ...metrics.report import METRICS, evaluate_samples, format_report, plain
-from ..evaluation import EvalOptions
+from ...metrics.classifier import FeatureExtractor
+from ...metrics.report import METRICS, plain
+from ..evaluation import EvalOptions, score_samples
 from ..sampling import load_player_nets
 from .config import ALIConfig
 from .run import Autoencoder, build_nets, real_examples, reconstruction_errors
@@ -76,26 +75,17 @@ def evaluate_run(ckpt: Path, config: ALIConfig, out: Path, classifier: str | Pat
     z = np.random.default_rng([seed, 1]).standard_normal((n, config.gan.z_dim))
     fake = auto.samples(z.astype(np.float32))
     data = build_data(config.data.dataset, config.data.args, config.data.batch_size, config.seed)
-    report: dict[str, Any] = {"samples": n}
-    if data.mixture is not None:
-        report["mixture"] = mixture_report(fake, data.mixture).as_dict()
+    report, table, extractor = score_samples(fake, data, classifier, metrics, seed)
+    if extractor is None:  # a 2D mixture: squared errors only
         x = real_examples(data, recon, seed + 1)
         report["reconstruction"] = {"examples": len(x), "source": "fresh mixture draws",
                                     **reconstruction_errors(x, auto.reconstruct(x))}
-        table = str(mixture_report(fake, data.mixture))
     else:
-        if classifier is None:
-            raise ConfigError("image metrics need --classifier (train one with `gantrain eval "
-                              "train-classifier --data digits --out classifiers/digits`)")
-        extractor, meta = load_classifier(classifier)
-        report.update(evaluate_samples(fake, data.dataset, extractor, metrics, seed))
-        report["classifier"] = {"path": str(classifier), "test_accuracy": meta["test_accuracy"]}
         held, source = held_out_examples(config, recon)
         rec = auto.reconstruct(held.x)
         report["reconstruction"] = {
             "examples": len(held), "source": source, **reconstruction_errors(held.x, rec),
             **class_agreement(extractor, held.x, rec, held.y)}
-        table = format_report(report)
     table += "\n" + format_reconstruction(report["reconstruction"])
     report.update({"checkpoint": str(checkpoint.resolve(ckpt)), "ema": averaged})
     Path(out).write_text(json.dumps(report, indent=1, default=plain))

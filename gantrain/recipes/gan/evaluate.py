@@ -10,10 +10,8 @@ from typing import Any
 from ...config.strict import ConfigError
 from ...data.registry import build_data
 from ...engine import checkpoint
-from ...metrics.classifier import load_classifier
-from ...metrics.mixture import mixture_report
-from ...metrics.report import METRICS, evaluate_samples, format_report, plain
-from ..evaluation import EvalOptions
+from ...metrics.report import METRICS, plain
+from ..evaluation import EvalOptions, score_samples
 from .config import GANConfig
 from .sample import GANSampleOptions, draw_samples
 
@@ -30,18 +28,7 @@ def evaluate_run(ckpt: Path, config: GANConfig, out: Path, classifier: str | Pat
     fake, how = draw_samples(ckpt, config, GANSampleOptions(n=n, seed=seed, ema=ema, drs=drs,
                                                              dot=dot))
     data = build_data(config.data.dataset, config.data.args, config.data.batch_size, config.seed)
-    if data.mixture is not None:
-        report: dict[str, Any] = {"samples": n,
-                                  "mixture": mixture_report(fake, data.mixture).as_dict()}
-        table = str(mixture_report(fake, data.mixture))
-    else:
-        if classifier is None:
-            raise ConfigError("image metrics need --classifier (train one with `gantrain eval "
-                              "train-classifier --data digits --out classifiers/digits`)")
-        extractor, meta = load_classifier(classifier)
-        report = evaluate_samples(fake, data.dataset, extractor, metrics, seed)
-        report["classifier"] = {"path": str(classifier), "test_accuracy": meta["test_accuracy"]}
-        table = format_report(report)
+    report, table, _ = score_samples(fake, data, classifier, metrics, seed)
     report.update({"checkpoint": str(checkpoint.resolve(ckpt)), "ema": ema, "drawn": how})
     Path(out).write_text(json.dumps(report, indent=1, default=plain))
     report["path"], report["table"] = str(out), table
