@@ -46,3 +46,24 @@ def test_torch_loop_runs_the_grid_preset_with_its_penalty():
     before = [p.detach().clone() for p in loop.D.parameters()]
     assert loop.run(2) > 0
     assert any(not torch.equal(a, b) for a, b in zip(before, loop.D.parameters()))
+
+
+def test_roofline_counts_the_flops_of_a_double_backward():
+    """bench_roofline's FLOP count (issue 18's evidence of what the CPU allows) counts every
+    matmul of forward, gradient and gradient-of-gradient, and survives ``autograd.grad`` on a
+    leaf, which torch's own FlopCounterMode refuses (the WGAN-GP penalty does it)."""
+    from bench_roofline import count_flops
+
+    m, k, n = 8, 4, 3
+    w = torch.randn(k, n, requires_grad=True)
+
+    class Loop:
+        def iteration(self):
+            x = torch.randn(m, k, requires_grad=True)
+            y = x @ w                                                      # 2mkn
+            (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)     # g = 1 @ w.T: 2mkn
+            g.square().sum().backward()                                    # dw: 2mkn
+
+    total, by_op = count_flops(Loop())
+    assert total == 6 * m * k * n
+    assert set(by_op) == {"aten.mm"}
