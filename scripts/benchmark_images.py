@@ -60,6 +60,11 @@ def train(preset: str, seed: int, overrides: list[str]) -> dict:
             "it_per_s": round(loop.iteration / loop.elapsed, 2)}
 
 
+def has_ema(preset: str, overrides: list[str]) -> bool:
+    """Whether the preset's generator keeps EMA weights (``gan.ema_decay`` set)."""
+    return bool(getattr(load_config(preset, overrides).gan, "ema_decay", None))
+
+
 def score(base: dict, overrides: list[str], classifier: Path, n: int | None, ema: bool,
           dot: int | None = None) -> dict:
     """``base``'s finished run scored on ``n`` samples, as a row named by its sampler."""
@@ -203,8 +208,10 @@ def main() -> None:
         for seed in args.seeds:
             base = ({"preset": preset, "seed": seed} if args.rescore
                     else train(preset, seed, args.overrides))
-            for ema, dot in itertools.product((True, False)[: 1 + args.no_ema],
-                                              [None, *args.dot]):
+            # a run without EMA weights has one generator: score it once, as "raw"
+            emas = (True, False)[: 1 + args.no_ema] if has_ema(preset, args.overrides) \
+                else (False,)
+            for ema, dot in itertools.product(emas, [None, *args.dot]):
                 row = score(base, args.overrides, args.classifier, args.n, ema, dot)
                 rows.append(row)
                 print(f"{preset} seed {seed} {row['sampler']}: {describe(row)}, "
