@@ -169,9 +169,11 @@ def test_the_branch_free_body_computes_what_the_step_computes(accumulate):
 
 
 @pytest.mark.slow
-def test_a_gan_run_resumed_with_k_per_call_equals_one_per_call(tmp_path):
+@pytest.mark.parametrize("jit_level", ["O0", "O1"])
+def test_a_gan_run_resumed_with_k_per_call_equals_one_per_call(jit_level, tmp_path):
     """The GAN recipe with gradient noise, accumulation and a lazy R1 phase: one iteration per
-    call for 8 iterations, against 2 per call interrupted at 4 and resumed."""
+    call for 8 iterations, against 2 per call interrupted at 4 and resumed; at both jit
+    levels."""
     from gantrain.recipes.gan.run import GANRun
     from gantrain.recipes.registry import load_config
 
@@ -181,7 +183,7 @@ def test_a_gan_run_resumed_with_k_per_call_equals_one_per_call(tmp_path):
                  "gan.penalty=\"r1\"", "gan.penalty_weight=0.1", "gan.penalty_every=2",
                  "train.progress=false", "train.steps=8", "train.log_every=2",
                  "train.sample_every=4", "train.checkpoint_every=4", "guard.every=2",
-                 "train.samples=16"]
+                 "train.samples=16", f"jit_level=\"{jit_level}\""]
 
     def make(k: int, folder) -> GANRun:
         return GANRun(load_config("gan_2d_ring",

@@ -413,6 +413,51 @@ def test_asnumpy_of_a_parameter_is_a_view_that_a_jitted_update_changes():  # ite
     np.testing.assert_array_equal(view, net.weight.asnumpy())  # and the "snapshot" with it
 
 
+def test_jit_level_o1_computes_the_same_bits_as_o0_on_cpu():  # item 34
+    """Why ``jit_level = "O1"`` may be set in a preset without re-measuring its quality: on CPU
+    the fused graph gives the bits of the plain one, R1's double backward included. When this
+    fails, O1 changes results and every preset that sets it needs its figures measured again."""
+    from gantrain.blocks.penalties import make_r1
+    from gantrain.models.mlp import Discriminator
+
+    def train(level: str) -> list[bytes]:
+        runtime.setup("CPU", 5, level)
+        D = Discriminator(in_dim=4, width=16, depth=3, pack=2, shared=1)
+
+        def d_apply(x, y):
+            return D(x)
+
+        r1 = make_r1(d_apply)
+
+        def loss(x):
+            return ops.softplus(-D(x)).mean() + 0.05 * r1(x, x), {}
+
+        player = Player("D", D, loss, Adam(1e-2, betas=(0.5, 0.999)))
+        rng = np.random.default_rng(0)
+        for _ in range(5):
+            player.step(Tensor(rng.standard_normal((32, 4)).astype(np.float32)))
+        return [p.asnumpy().tobytes() for p in player.parameters]
+
+    try:
+        plain, fused = train("O0"), train("O1")
+    finally:
+        runtime.setup("CPU", 0)
+    assert plain == fused
+
+
+def test_jit_reads_a_functions_source_from_disk_when_it_compiles(tmp_path, monkeypatch):  # 35
+    """Why experiments run from a copy of the code: a graph compiled after its module's file
+    changed is built from the file's new lines, not the code Python loaded."""
+    (tmp_path / "edited_module.py").write_text("def f(x):\n    return x + 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import edited_module
+
+    (tmp_path / "edited_module.py").write_text("def f(x):\n    return x + 2\n")
+    x = Tensor(np.zeros(1, np.float32))
+    assert float(edited_module.f(x).asnumpy()[0]) == 1.0  # Python runs what it loaded
+    assert float(ms.jit(edited_module.f)(x).asnumpy()[0]) == 2.0  # the graph, the new file
+
+
 @pytest.mark.slow  # four fresh interpreters, ~30 s
 def test_inter_op_one_changes_the_kernels_arithmetic():  # item 28
     """Why runtime.setup keeps the default inter-op setting: under it, results do not depend on

@@ -11,12 +11,14 @@ from gantrain.recipes.registry import load_config
 
 from .tracing import LossTrace, fingerprint
 
+# transform state (gradient noise counter, accumulation buffers) and the lazy R1 phase
+MIXTURE = ["optim.discriminator.grad_noise=0.01", "optim.generator.accumulate=2",
+           "gan.penalty=\"r1\"", "gan.penalty_weight=0.1", "gan.penalty_every=3", "gan.pack=1",
+           "discriminator.args.in_dim=2"]
 CASES = {
-    # transform state (gradient noise counter, accumulation buffers) and the lazy R1 phase
-    "mixture": ("gan_2d_ring", ["optim.discriminator.grad_noise=0.01",
-                                "optim.generator.accumulate=2", "gan.penalty=\"r1\"",
-                                "gan.penalty_weight=0.1", "gan.penalty_every=3",
-                                "gan.pack=1", "discriminator.args.in_dim=2"]),
+    "mixture": ("gan_2d_ring", MIXTURE),
+    # the same without MindSpore's operator fusion (the 2D presets set jit_level O1)
+    "mixture_O0": ("gan_2d_ring", MIXTURE + ["jit_level=\"O0\""]),
     # BatchNorm statistics (G), spectral-norm power-iteration vectors (D), EMA, DiffAugment
     # draws, shuffled data position
     "images": ("dcgan_digits", ["data.args={n = 96, size = 28}", "data.batch_size=16",

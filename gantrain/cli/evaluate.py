@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     run_dir = Path(args.run)
     out = (run_dir if (run_dir / "checkpoints").is_dir() else ckpt) / "eval.json"
-    runtime.setup(config.device, config.seed)
+    runtime.setup(config.device, config.seed, config.jit_level)
     if args.features == "inception":
         if config.task != "gan":
             raise ConfigError(f"--features inception scores GAN runs; {ckpt} is a "

@@ -36,7 +36,7 @@ def _join_cluster(args: argparse.Namespace):
 
     config = (load_stored_config(Path(args.resume) / CONFIG_FILE, args.overrides)
               if args.resume else load_config(args.config, args.overrides))
-    runtime.setup(config.device, config.seed)
+    runtime.setup(config.device, config.seed, config.jit_level)
     world = dist.init()
     print(f"gantrain worker: rank {world.rank} of {world.size}, pid {os.getpid()}", flush=True)
     return world

@@ -25,6 +25,7 @@ from typing import Any
 import mindspore as ms
 from mindspore import Tensor
 
+from . import runtime
 from .context import StepContext
 from .schedule import Schedule
 
@@ -101,7 +102,7 @@ class FusedSchedule:
         count = len(bodies)
 
         # the loop is unrolled when the graph compiles: `bodies` is a constant tuple
-        @ms.jit
+        @runtime.jit
         def fused(args):
             outs = ()
             for i in range(count):

@@ -20,7 +20,7 @@ import mindspore as ms
 from mindspore import Parameter, Tensor, nn, ops
 from mindspore import dtype as mstype
 
-from . import dist
+from . import dist, runtime
 from .optim import LRSchedule, Optimizer, lr_parameter
 from .transforms import Chain, GradientTransform, global_norm
 
@@ -209,7 +209,7 @@ class Player:
     def run_objective(self, name: str, *inputs: Any) -> tuple[Tensor, Any]:
         step = self._steps.get(name)
         if step is None:
-            step = self._steps[name] = ms.jit(self._build(self._objectives[name], False))
+            step = self._steps[name] = runtime.jit(self._build(self._objectives[name], False))
         return step(*inputs)
 
     def body(self, name: str = "") -> Callable[..., tuple[Tensor, Any]]:

@@ -31,8 +31,14 @@ import re
 import sys
 import tempfile
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 DEVICES = ("CPU", "GPU", "Ascend")
+# MindSpore's graph optimisation levels: O0 compiles each op as written; O1 adds its operator
+# fusion (experimental in 2.10). On CPU O1 gives O0's bits (docs/mindspore-notes.md, item 34)
+# and runs the 2D presets 1.14x faster, so they set it; O0 stays the default elsewhere.
+JIT_LEVELS = ("O0", "O1")
 # The versions gantrain is tested with (keep in step with pyproject.toml): mindspore 2.10.x ships
 # wheels for CPython 3.10 to 3.12, and the code relies on 2.10's behaviour
 # (docs/mindspore-notes.md).
@@ -111,19 +117,32 @@ def prepare_environment() -> None:
 
 
 _device: str | None = None  # what setup() last passed to ms.set_device
+_jit_level = "O0"  # what setup() last chose, for jit()
 
 
-def setup(device: str = "CPU", seed: int | None = 0) -> None:
-    """Choose the device and seed mindspore's global RNG (numpy RNGs are owned by the loop)."""
+def setup(device: str = "CPU", seed: int | None = 0, jit_level: str = "O0") -> None:
+    """Choose the device and the level :func:`jit` compiles at, and seed mindspore's global RNG
+    (numpy RNGs are owned by the loop)."""
     check_mindspore()
     import mindspore as ms
 
-    global _device
+    global _device, _jit_level
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
+    if jit_level not in JIT_LEVELS:
+        raise ValueError(f"jit_level must be one of {JIT_LEVELS}, got {jit_level!r}")
+    _jit_level = jit_level
     if device != _device:  # once set, mindspore refuses set_device after communication.init()
         ms.set_device(device)
         _device = device
     ms.set_context(mode=ms.PYNATIVE_MODE)  # our steps are compiled explicitly with @ms.jit
     if seed is not None:
         ms.set_seed(seed)
+
+
+def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``ms.jit(fn)`` at the ``jit_level`` of the last :func:`setup`: how the player steps, the
+    fused iterations and the samplers compile."""
+    import mindspore as ms
+
+    return ms.jit(fn, jit_level=_jit_level)

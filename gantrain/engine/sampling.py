@@ -7,9 +7,10 @@ running statistics) and puts the generator's mode back afterwards.
 
 from __future__ import annotations
 
-import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn
+
+from . import runtime
 
 
 class Sampler:
@@ -23,13 +24,13 @@ class Sampler:
         G = self.generator
         if self.conditional:
 
-            @ms.jit
+            @runtime.jit
             def sample(z, y):
                 return G(z, y)
 
         else:
 
-            @ms.jit
+            @runtime.jit
             def sample(z, y):
                 return G(z)
 

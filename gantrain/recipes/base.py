@@ -56,7 +56,7 @@ class Run:
 
     def __init__(self, config: RunConfig, run_dir: str | Path) -> None:
         self.config, self.dir = copy.deepcopy(config), Path(run_dir)
-        runtime.setup(config.device, config.seed)
+        runtime.setup(config.device, config.seed, config.jit_level)
         self.world = dist.world()
         if self.world.size > 1:
             self.check_data_parallel(config, self.world.size)
