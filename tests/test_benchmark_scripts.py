@@ -187,3 +187,16 @@ def test_benchmark_runs_with_other_overrides_get_their_own_folders():
     b = benchmark_run_dir("bench2d", "ali_2d_ring", 101, ["gan.cycle_weight=0.5"])
     assert len({plain, a, b}) == 3 and a.name.startswith("bench2d-ali_2d_ring-s101-")
     assert a == benchmark_run_dir("bench2d", "ali_2d_ring", 101, ["gan.cycle_weight=1.0"])
+
+
+@pytest.mark.slow
+def test_jit_level_bits_compares_both_levels(in_tmp):
+    out = subprocess.run(
+        [sys.executable, str(SCRIPTS / "jit_level_bits.py"), "gan_2d_ring", "--steps", "4",
+         "--set", "train.samples=16"],
+        cwd=in_tmp, capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().endswith("gan_2d_ring: 0 of 71 parameters differ")
+    assert sorted(p.name for p in (in_tmp / "runs").iterdir()) == [
+        "jit-level-bits-gan_2d_ring-O0", "jit-level-bits-gan_2d_ring-O1"]
