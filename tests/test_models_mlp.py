@@ -56,7 +56,18 @@ def test_shared_layers_read_each_packed_sample_alone_with_the_same_weights():
     assert sum(p.size for p in D.per_sample.trainable_params()) == (2 * 5 + 5) + (5 * 5 + 5)
 
 
+def test_the_sample_head_adds_the_packs_mean_per_sample_score():
+    D = Discriminator(in_dim=6, width=5, depth=2, pack=3, shared=1, sample_head=True)
+    x = np.random.default_rng(2).standard_normal((4, 6)).astype(np.float32)
+    h = _dense_relu(x.reshape(12, 2), D.per_sample[0])  # (4 packs x 3 samples, 5)
+    joint = _dense_relu(_dense_relu(h.reshape(4, 15), D.net[0]), D.net[2], relu=False)
+    each = _dense_relu(h, D.sample_head, relu=False).reshape(4, 3).mean(1)
+    np.testing.assert_allclose(D(Tensor(x)).asnumpy(), joint.reshape(4) + each,
+                               rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("kwargs, message", [
+    ({"in_dim": 2, "sample_head": True}, "sample_head=True .* needs shared >= 1"),
     ({"in_dim": 6, "pack": 3, "shared": 3}, r"shared=3 must be an int in \[0, depth\)"),
     ({"in_dim": 6, "pack": 1, "shared": 1}, "shared=1 needs pack >= 2 dividing in_dim"),
     ({"in_dim": 7, "pack": 3, "shared": 1}, "shared=1 needs pack >= 2 dividing in_dim"),

@@ -80,11 +80,16 @@ class Discriminator(nn.Cell):
     ``in_dim`` at once and must resolve the product of the data's modes in ``in_dim``
     dimensions (25^3 on the 2D grid packed by 3); the shared layers learn one sample's modes
     once and leave the joint layers to compare the samples.
+
+    ``sample_head`` (with ``shared``) adds a linear score of each sample's shared features,
+    averaged over the pack, to the joint logit. A packed D scores m samples with one logit, so
+    one bad sample among m moves it by about 1/m of what it moves an unpacked D: the per-sample
+    term keeps that signal at full strength while the joint layers still judge the pack.
     """
 
     def __init__(
         self, in_dim: int = 2, width: int = 128, depth: int = 3, activation: str = "relu",
-        pieces: int = 1, pack: int = 1, shared: int = 0,
+        pieces: int = 1, pack: int = 1, shared: int = 0, sample_head: bool = False,
     ) -> None:
         super().__init__()
         check_positive_int("pack", pack)
@@ -97,7 +102,11 @@ class Discriminator(nn.Cell):
         if shared and (pack < 2 or in_dim % pack):
             raise ValueError(f"shared={shared} needs pack >= 2 dividing in_dim; got pack={pack}, "
                              f"in_dim={in_dim}")
+        if sample_head and not shared:
+            raise ValueError("sample_head=True scores each sample's shared features; it needs "
+                             "shared >= 1")
         self.pack, self.shared = pack, shared
+        self.sample_head = nn.Dense(width, 1) if sample_head else None
         if shared:
             self.per_sample = nn.SequentialCell(
                 _stack(in_dim // pack, width, shared, activation, pieces))
@@ -107,6 +116,9 @@ class Discriminator(nn.Cell):
     def construct(self, x):
         if self.shared:
             n, m = x.shape[0], self.pack
-            h = self.per_sample(ops.reshape(x, (n * m, x.shape[1] // m)))
+            h = self.per_sample(ops.reshape(x, (n * m, x.shape[1] // m)))  # (n*m, width)
             x = ops.reshape(h, (n, -1))
+            if self.sample_head is not None:
+                each = ops.reshape(self.sample_head(h), (n, m)).mean(-1)
+                return self.net(x).squeeze(-1) + each
         return self.net(x).squeeze(-1)
