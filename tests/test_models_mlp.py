@@ -66,7 +66,20 @@ def test_the_sample_head_adds_the_packs_mean_per_sample_score():
                                rtol=1e-5, atol=1e-6)
 
 
+def test_set_pooling_reads_the_mean_and_max_of_the_packs_features_in_any_order():
+    D = Discriminator(in_dim=8, width=5, depth=2, pack=4, shared=1, pooling="set")
+    x = np.random.default_rng(3).standard_normal((3, 8)).astype(np.float32)
+    h = _dense_relu(x.reshape(12, 2), D.per_sample[0]).reshape(3, 4, 5)
+    pooled = np.concatenate([h.mean(1), h.max(1)], -1)  # (3 packs, 2 x 5)
+    want = _dense_relu(_dense_relu(pooled, D.net[0]), D.net[2], relu=False).reshape(3)
+    np.testing.assert_allclose(D(Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    shuffled = x.reshape(3, 4, 2)[:, [2, 0, 3, 1]].reshape(3, 8)  # the same samples reordered
+    np.testing.assert_allclose(D(Tensor(shuffled)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("kwargs, message", [
+    ({"in_dim": 2, "pooling": "set"}, "pooling='set' pools .* needs shared >= 1"),
+    ({"in_dim": 4, "pack": 2, "shared": 1, "pooling": "sum"}, "pooling"),
     ({"in_dim": 2, "sample_head": True}, "sample_head=True .* needs shared >= 1"),
     ({"in_dim": 6, "pack": 3, "shared": 3}, r"shared=3 must be an int in \[0, depth\)"),
     ({"in_dim": 6, "pack": 1, "shared": 1}, "shared=1 needs pack >= 2 dividing in_dim"),

@@ -7,6 +7,7 @@ from mindspore import nn, ops
 from .layers import check_choice, check_positive_int, make_activation
 
 ACTIVATIONS = ("relu", "leaky_relu", "tanh", "elu", "maxout")
+POOLINGS = ("concat", "set")
 
 
 class Maxout(nn.Cell):
@@ -81,6 +82,12 @@ class Discriminator(nn.Cell):
     dimensions (25^3 on the 2D grid packed by 3); the shared layers learn one sample's modes
     once and leave the joint layers to compare the samples.
 
+    ``pooling`` says how the joint layers read the ``pack`` feature vectors: ``"concat"``
+    (PacGAN's: side by side, one set of joint weights per position in the pack) or ``"set"``
+    (their mean and their maximum, Zaheer et al. 2017's Deep Sets: the same for any order of
+    the samples, so what the joint layers learn about one position serves all; the mean sees
+    repeated modes within a pack, the maximum a single off-mode sample).
+
     ``sample_head`` (with ``shared``) adds a linear score of each sample's shared features,
     averaged over the pack, to the joint logit. A packed D scores m samples with one logit, so
     one bad sample among m moves it by about 1/m of what it moves an unpacked D: the per-sample
@@ -90,6 +97,7 @@ class Discriminator(nn.Cell):
     def __init__(
         self, in_dim: int = 2, width: int = 128, depth: int = 3, activation: str = "relu",
         pieces: int = 1, pack: int = 1, shared: int = 0, sample_head: bool = False,
+        pooling: str = "concat",
     ) -> None:
         super().__init__()
         check_positive_int("pack", pack)
@@ -105,19 +113,27 @@ class Discriminator(nn.Cell):
         if sample_head and not shared:
             raise ValueError("sample_head=True scores each sample's shared features; it needs "
                              "shared >= 1")
-        self.pack, self.shared = pack, shared
+        check_choice("pooling", pooling, POOLINGS)
+        if pooling != "concat" and not shared:
+            raise ValueError(f"pooling={pooling!r} pools the shared features of the packed "
+                             "samples; it needs shared >= 1")
+        self.pack, self.shared, self.set_pooling = pack, shared, pooling == "set"
         self.sample_head = nn.Dense(width, 1) if sample_head else None
         if shared:
             self.per_sample = nn.SequentialCell(
                 _stack(in_dim // pack, width, shared, activation, pieces))
-            in_dim, depth = pack * width, depth - shared
+            in_dim, depth = (2 if self.set_pooling else pack) * width, depth - shared
         self.net = _mlp(in_dim, 1, width, depth, activation, pieces)
 
     def construct(self, x):
         if self.shared:
             n, m = x.shape[0], self.pack
             h = self.per_sample(ops.reshape(x, (n * m, x.shape[1] // m)))  # (n*m, width)
-            x = ops.reshape(h, (n, -1))
+            if self.set_pooling:
+                per_pack = ops.reshape(h, (n, m, -1))
+                x = ops.concat((per_pack.mean(1), ops.amax(per_pack, 1)), -1)  # (n, 2 * width)
+            else:
+                x = ops.reshape(h, (n, -1))
             if self.sample_head is not None:
                 each = ops.reshape(self.sample_head(h), (n, m)).mean(-1)
                 return self.net(x).squeeze(-1) + each
