@@ -7,7 +7,8 @@
 ``ONEDNN_MAX_CPU_ISA`` only act before mindspore loads; thread counts and jit levels before the
 first compile), interleaved round by round (A, B, A, B, ...), and prints the median D+G
 iterations/s of gantrain's steps called back to back. A variant is
-``name:ENV=V,ENV2=V2:--threads 1 --jit-level O1`` (both parts optional).
+``name:ENV=V,ENV2=V2:--threads 1 --jit-level O1`` (both parts optional); ``--jit-level``
+sets the config's ``jit_level`` (the 2D presets set O1: compare them against ``--jit-level O0``).
 
 ``profile`` times the pieces of each player's step as separate jitted functions: the loss alone,
 with gradients, with the global norm, with the optimizer (plain, and under a tensor-conditioned
@@ -43,12 +44,9 @@ def _child(argv: list[str]) -> None:
     import gantrain  # noqa: F401
 
     # isort: split
-    import functools
 
     import mindspore as ms
 
-    if args.jit_level:
-        ms.jit = functools.partial(ms.jit, jit_level=args.jit_level)
     from gantrain.engine import runtime
     from gantrain.recipes.gan.run import GANRun
     from gantrain.recipes.registry import load_config
@@ -58,7 +56,8 @@ def _child(argv: list[str]) -> None:
         ms.set_context(runtime_num_threads=args.threads)
     if args.inter_op is not None:
         ms.set_context(inter_op_parallel_num=args.inter_op)
-    config = load_config(args.preset, ["train.progress=false", *args.overrides])
+    level = [f'jit_level="{args.jit_level}"'] if args.jit_level else []  # the config key
+    config = load_config(args.preset, ["train.progress=false", *args.overrides, *level])
     run = GANRun(config, Path(tempfile.mkdtemp(prefix="gantrain-lever-")) / "run")
     run.loop.run(2)
     ctx, calls = run.loop.ctx, []
