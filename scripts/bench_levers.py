@@ -8,7 +8,7 @@
 first compile), interleaved round by round (A, B, A, B, ...), and prints the median D+G
 iterations/s of gantrain's steps called back to back. A variant is
 ``name:ENV=V,ENV2=V2:--threads 1 --jit-level O1`` (both parts optional); ``--jit-level``
-sets the config's ``jit_level`` (the 2D presets set O1: compare them against ``--jit-level O0``).
+sets the config's ``jit_level``.
 
 ``profile`` times the pieces of each player's step as separate jitted functions: the loss alone,
 with gradients, with the global norm, with the optimizer (plain, and under a tensor-conditioned

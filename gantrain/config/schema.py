@@ -119,7 +119,7 @@ class RunConfig:
     seed: int = 0
     device: str = "CPU"
     # MindSpore's graph optimisation level for the player steps and samplers: "O0" (each op as
-    # written) or "O1" (its operator fusion, 1.14x on the 2D presets; docs/performance.md)
+    # written) or "O1" (its operator fusion; same bits on CPU, no measured gain here)
     jit_level: str = "O0"
     train: TrainConfig = field(default_factory=TrainConfig)
     guard: GuardConfig = field(default_factory=GuardConfig)

@@ -37,7 +37,7 @@ from typing import Any
 DEVICES = ("CPU", "GPU", "Ascend")
 # MindSpore's graph optimisation levels: O0 compiles each op as written; O1 adds its operator
 # fusion (experimental in 2.10). On CPU O1 gives O0's bits (docs/mindspore-notes.md, item 34)
-# and runs the 2D presets 1.14x faster, so they set it; O0 stays the default elsewhere.
+# but no measurable speed-up on our presets (docs/performance.md), so O0 is every preset's.
 JIT_LEVELS = ("O0", "O1")
 # The versions gantrain is tested with (keep in step with pyproject.toml): mindspore 2.10.x ships
 # wheels for CPython 3.10 to 3.12, and the code relies on 2.10's behaviour
