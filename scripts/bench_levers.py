@@ -44,7 +44,6 @@ def _child(argv: list[str]) -> None:
     import gantrain  # noqa: F401
 
     # isort: split
-
     import mindspore as ms
 
     from gantrain.engine import runtime
