@@ -16,7 +16,8 @@ from gantrain.blocks.losses import NONSATURATING
 from gantrain.blocks.penalties import R1, R2, GradientPenalty
 from gantrain.cli.main import main
 from gantrain.config import ConfigError
-from gantrain.recipes.ali.build import build_ali
+from gantrain.models.ali import JointMLPDiscriminator
+from gantrain.recipes.ali.build import build_ali, check_ali_shapes
 from gantrain.recipes.registry import build_run, load_config
 
 from .tracing import LossTrace, fingerprint
@@ -136,6 +137,61 @@ def test_cycle_term_adds_the_reconstruction_error_to_the_ge_loss():
     np.testing.assert_allclose(float(loss.asnumpy()), adv + 3.0 * cycle, rtol=1e-5)
     with pytest.raises(ValueError, match="cycle_weight must be >= 0"):
         tiny_ali(False, cycle_weight=-1.0)
+
+
+class Heads(Linear):
+    """A joint linear D with three scores per pair, (B, 3), as BigBiGAN's unary form."""
+
+    heads = 3
+
+    def construct(self, x, z=None):
+        return self.fc(ops.concat((x, z), 1))
+
+    def numpy(self, x, z=None):
+        w, b = self.fc.weight.asnumpy(), self.fc.bias.asnumpy()
+        return np.concatenate([x, z], 1) @ w.T + b
+
+
+def test_each_head_is_scored_and_the_objectives_averaged():
+    """BigBiGAN (Donahue & Simonyan 2019): a D with s_x, s_z and s_xz; each player's loss is
+    the GAN objective on every head, averaged."""
+    G, E = Linear(Z_DIM, X_DIM, 0), Linear(X_DIM, Z_DIM, 1)
+    D = Heads(X_DIM + Z_DIM, 3, 2)
+    ali = build_ali(G, E, D, z_dim=Z_DIM, batch_size=B, loss=NONSATURATING,
+                    g_optimizer=Adam(0.1), d_optimizer=Adam(0.1))
+    x, eps, z = inputs(1)
+    d_real, d_fake = D.numpy(x, E.numpy(x)), D.numpy(G.numpy(z), z)  # (B, 3) each
+    want_d = np.mean([softplus(-d_real[:, h]).mean() + softplus(d_fake[:, h]).mean()
+                      for h in range(3)])
+    loss, _ = ali.discriminator.step(Tensor(x), Tensor(eps), Tensor(z))
+    np.testing.assert_allclose(float(loss.asnumpy()), want_d, rtol=1e-5)
+    d_real, d_fake = D.numpy(x, E.numpy(x)), D.numpy(G.numpy(z), z)
+    want_ge = np.mean([softplus(-d_fake[:, h]).mean() + softplus(d_real[:, h]).mean()
+                       for h in range(3)])
+    loss, _ = ali.generator.step(Tensor(x), Tensor(eps), Tensor(z))
+    np.testing.assert_allclose(float(loss.asnumpy()), want_ge, rtol=1e-5)
+
+
+def test_unary_discriminator_scores_x_and_z_apart():
+    D = JointMLPDiscriminator(x_dim=2, z_dim=3, width=16, depth=2, unary=True)
+    rng = np.random.default_rng(0)
+    x, z = (Tensor(rng.standard_normal((4, d)).astype(np.float32)) for d in (2, 3))
+    other_x, other_z = (Tensor(rng.standard_normal((4, d)).astype(np.float32)) for d in (2, 3))
+    base = D(x, z).asnumpy()
+    assert base.shape == (4, 3) and D.heads == 3
+    new_z, new_x = D(x, other_z).asnumpy(), D(other_x, z).asnumpy()
+    np.testing.assert_array_equal(new_z[:, 0], base[:, 0])  # s_x does not read z
+    np.testing.assert_array_equal(new_x[:, 1], base[:, 1])  # s_z does not read x
+    assert not np.allclose(new_z[:, 1:], base[:, 1:]) and not np.allclose(new_x[:, ::2],
+                                                                           base[:, ::2])
+
+
+def test_a_d_returning_fewer_scores_than_its_heads_is_named():
+    G, E, D = Linear(Z_DIM, X_DIM, 0), Linear(X_DIM, Z_DIM, 1), Linear(X_DIM + Z_DIM, 1, 2, True)
+    D.heads = 3
+    with pytest.raises(ConfigError, match=r"returned shape \(2,\) for 2 \(x, z\) pairs; "
+                                          r"expected 3 logits per pair"):
+        check_ali_shapes(G, E, D, z_dim=Z_DIM, sample_shape=(X_DIM,), stochastic=False)
 
 
 @pytest.mark.parametrize("penalty", [GradientPenalty(10.0), R1(10.0, every=16)])

@@ -18,7 +18,7 @@ from mindspore.common.initializer import Normal
 
 from .dcgan import GEOMETRY, SIZES, DownBlock
 from .layers import check_choice, check_positive_int, make_activation
-from .mlp import _mlp
+from .mlp import _mlp, _stack
 
 __all__ = ["ConvEncoder", "JointConvDiscriminator", "JointMLPDiscriminator", "MLPEncoder"]
 
@@ -37,15 +37,36 @@ class MLPEncoder(nn.Cell):
 
 
 class JointMLPDiscriminator(nn.Cell):
-    """D(x, z) for vectors: an MLP on concat(x, z) -> logits (B,)."""
+    """D(x, z) for vectors: an MLP on concat(x, z) -> logits (B,).
+
+    ``unary=True`` gives BigBiGAN's discriminator (Donahue & Simonyan 2019, Sec. 2.1): an x
+    branch F and a z branch H (``depth`` hidden layers each), a unary score on each,
+    ``s_x = w_x . F(x)`` and ``s_z = w_z . H(z)``, and a joint score ``s_xz`` from one hidden
+    layer on concat(F(x), H(z)); logits (B, 3) in that order, ``heads = 3``. The recipe applies
+    the GAN loss to each head. The unary terms match the marginals p(x) and p(z) on their own,
+    so G is judged on its samples alone as in a plain GAN, not only through the pair.
+    """
 
     def __init__(self, x_dim: int = 2, z_dim: int = 2, width: int = 128, depth: int = 3,
-                 activation: str = "relu") -> None:
+                 activation: str = "relu", unary: bool = False) -> None:
         super().__init__()
-        self.net = _mlp(x_dim + z_dim, 1, width, depth, activation)
+        self.unary = bool(unary)
+        self.heads = 3 if self.unary else 1
+        if not self.unary:
+            self.net = _mlp(x_dim + z_dim, 1, width, depth, activation)
+            return
+        self.x_branch = nn.SequentialCell(_stack(x_dim, width, depth, activation, 1))
+        self.z_branch = nn.SequentialCell(_stack(z_dim, width, depth, activation, 1))
+        self.x_score = nn.Dense(width, 1)
+        self.z_score = nn.Dense(width, 1)
+        self.joint = _mlp(2 * width, 1, width, 1, activation)
 
     def construct(self, x: Tensor, z: Tensor) -> Tensor:
-        return self.net(ops.concat((x, z), 1)).squeeze(-1)
+        if not self.unary:
+            return self.net(ops.concat((x, z), 1)).squeeze(-1)
+        fx, hz = self.x_branch(x), self.z_branch(z)
+        joint = self.joint(ops.concat((fx, hz), 1))
+        return ops.concat((self.x_score(fx), self.z_score(hz), joint), 1)  # (B, 3)
 
 
 def _conv_trunk(channels: int, size: int, width: int, norm: str, activation: str,

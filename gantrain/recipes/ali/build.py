@@ -96,11 +96,30 @@ def _penalty_term(d_apply, penalty: R1 | R2 | None):
     return on_fake
 
 
-def _loss_fns(G, D, encode, loss: GANLoss, penalty: R1 | R2 | None, cycle_weight: float):
-    ge_objective = swapped_objective(loss)
+def per_head(objective, heads: int):
+    """``objective(d_real, d_fake)`` averaged over the ``heads`` columns of (B, heads) logits,
+    each column a score of its own (BigBiGAN's s_x, s_z, s_xz); one head is the objective as
+    is. The loop unrolls at compile time."""
+    if heads == 1:
+        return objective
+
+    def averaged(d_real, d_fake):
+        total = objective(d_real[:, 0], d_fake[:, 0])
+        for h in range(1, heads):
+            total = total + objective(d_real[:, h], d_fake[:, h])
+        return total / heads
+
+    return averaged
+
+
+def _loss_fns(G, D, encode, loss: GANLoss, penalty: R1 | R2 | None, cycle_weight: float,
+              heads: int):
+    d_objective = per_head(loss.d, heads)
+    ge_objective = per_head(swapped_objective(loss), heads)
+    shape = (-1,) if heads == 1 else (-1, heads)
 
     def d_apply(x, z):
-        return ops.reshape(D(x, z), (-1,))
+        return ops.reshape(D(x, z), shape)
 
     reg = _penalty_term(d_apply, penalty)
     coefficient = penalty.coefficient if penalty is not None else 0.0
@@ -109,7 +128,7 @@ def _loss_fns(G, D, encode, loss: GANLoss, penalty: R1 | R2 | None, cycle_weight
         real = (x, ops.stop_gradient(encode(x, eps)))
         fake = (ops.stop_gradient(G(z)), z)
         d_real, d_fake = d_apply(*real), d_apply(*fake)
-        adv = loss.d(d_real, d_fake)
+        adv = d_objective(d_real, d_fake)
         logged = {"real": d_real.mean(), "fake": d_fake.mean()}
         if reg is None:
             return adv, logged
@@ -169,6 +188,10 @@ def build_ali(
     with respect to the whole pair, a term of D's loss in every D step (Mescheder et al. 2018;
     for the joint D, :func:`~gantrain.blocks.penalties.make_joint_r1`).
 
+    A D with a ``heads`` attribute > 1 returns that many scores per pair, (B, heads) (BigBiGAN's
+    unary form: ``JointMLPDiscriminator(unary=True)``); both players' objectives are averaged
+    over the heads, and R1/R2 take the gradient of their sum.
+
     ``cycle_weight`` > 0 adds ALICE's explicit cycle term to the G/E loss, ``cycle_weight *
     mean((G(E(x)) - x)^2)`` (Li et al. 2017, "ALICE: Towards Understanding Adversarial
     Learning for Joint Distribution Matching", Sec. 4): ALI's game alone does not make E
@@ -187,7 +210,8 @@ def build_ali(
     for net in (G, E, D):
         net.set_train(True)
     encode = make_encode(E, z_dim, stochastic)
-    d_loss, ge_loss = _loss_fns(G, D, encode, loss, penalty, float(cycle_weight))
+    heads = discriminator_heads(D)
+    d_loss, ge_loss = _loss_fns(G, D, encode, loss, penalty, float(cycle_weight), heads)
     d_player = Player("D", D, d_loss, d_optimizer, transforms=d_transforms,
                       post_update=d_post_update, accumulate=d_accumulate)
     ge_player = Player("GE", {"G": G, "E": E}, ge_loss, g_optimizer, transforms=g_transforms,
@@ -205,6 +229,16 @@ def build_ali(
 
     schedule = Schedule([Phase(d_player, inputs, repeats=n_critic), Phase(ge_player, inputs)])
     return ALI(ge_player, d_player, schedule, z_dim, stochastic)
+
+
+def discriminator_heads(D: nn.Cell) -> int:
+    """How many scores D returns per pair: its ``heads`` attribute (BigBiGAN's unary form
+    declares 3), 1 when it has none."""
+    heads = getattr(D, "heads", 1)
+    if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
+        raise ConfigError(f"discriminator {type(D).__name__}.heads must be a positive int "
+                          f"(scores per (x, z) pair), got {heads!r}")
+    return heads
 
 
 def check_ali_shapes(
@@ -233,6 +267,9 @@ def check_ali_shapes(
             "encoder.args.stochastic picks the form)")
     logits = call_net(D, (x, z), f"discriminator {d_name} cannot take the pair (x, z) of shapes "
                    f"{(n, *sample_shape)} and {(n, z_dim)}")
-    if logits.size != n:
+    heads = discriminator_heads(D)
+    want = "one logit per pair, shape (B,) or (B, 1)" if heads == 1 else \
+        f"{heads} logits per pair (its heads attribute), shape (B, {heads})"
+    if logits.size != n * heads or (heads > 1 and logits.shape != (n, heads)):
         raise ConfigError(f"discriminator {d_name} returned shape {logits.shape} for {n} "
-                          "(x, z) pairs; expected one logit per pair, shape (B,) or (B, 1)")
+                          f"(x, z) pairs; expected {want}")
