@@ -16,7 +16,7 @@ from gantrain.blocks.losses import NONSATURATING
 from gantrain.blocks.penalties import R1, R2, GradientPenalty
 from gantrain.cli.main import main
 from gantrain.config import ConfigError
-from gantrain.models.ali import JointMLPDiscriminator
+from gantrain.models.ali import JointConvDiscriminator, JointMLPDiscriminator
 from gantrain.recipes.ali.build import build_ali, check_ali_shapes
 from gantrain.recipes.registry import build_run, load_config
 
@@ -172,11 +172,17 @@ def test_each_head_is_scored_and_the_objectives_averaged():
     np.testing.assert_allclose(float(loss.asnumpy()), want_ge, rtol=1e-5)
 
 
-def test_unary_discriminator_scores_x_and_z_apart():
-    D = JointMLPDiscriminator(x_dim=2, z_dim=3, width=16, depth=2, unary=True)
+@pytest.mark.parametrize("form", ["mlp", "conv"])
+def test_unary_discriminator_scores_x_and_z_apart(form):
+    if form == "mlp":
+        D, x_shape = JointMLPDiscriminator(x_dim=2, z_dim=3, width=16, depth=2, unary=True), (2,)
+    else:
+        D = JointConvDiscriminator(channels=1, size=28, z_dim=3, width=4, z_width=8,
+                                   joint_width=8, unary=True)
+        x_shape = (1, 28, 28)
     rng = np.random.default_rng(0)
-    x, z = (Tensor(rng.standard_normal((4, d)).astype(np.float32)) for d in (2, 3))
-    other_x, other_z = (Tensor(rng.standard_normal((4, d)).astype(np.float32)) for d in (2, 3))
+    x, other_x = (Tensor(rng.standard_normal((4, *x_shape)).astype(np.float32)) for _ in "ab")
+    z, other_z = (Tensor(rng.standard_normal((4, 3)).astype(np.float32)) for _ in "ab")
     base = D(x, z).asnumpy()
     assert base.shape == (4, 3) and D.heads == 3
     new_z, new_x = D(x, other_z).asnumpy(), D(other_x, z).asnumpy()

@@ -114,12 +114,16 @@ class JointConvDiscriminator(nn.Cell):
         z_dim: length of z.
         z_width: units of the two z-branch layers.
         joint_width: units of the joint hidden layer.
+        unary: BigBiGAN's form (Donahue & Simonyan 2019): linear scores on the x branch's and
+            the z branch's features beside the joint one, logits (B, 3) as (s_x, s_z, s_xz).
     """
 
     def __init__(self, channels: int = 1, size: int = 28, z_dim: int = 64, width: int = 64,
                  z_width: int = 256, joint_width: int = 512, activation: str = "leaky_relu",
-                 init_std: float = 0.02) -> None:
+                 init_std: float = 0.02, unary: bool = False) -> None:
         super().__init__()
+        self.unary = bool(unary)
+        self.heads = 3 if self.unary else 1
         check_positive_int("z_dim", z_dim)
         check_positive_int("z_width", z_width)
         check_positive_int("joint_width", joint_width)
@@ -131,7 +135,12 @@ class JointConvDiscriminator(nn.Cell):
         self.joint = nn.SequentialCell([
             nn.Dense(flat + z_width, joint_width), make_activation(activation),
             nn.Dense(joint_width, 1)])
+        if self.unary:
+            self.x_score, self.z_score = nn.Dense(flat, 1), nn.Dense(z_width, 1)
 
     def construct(self, x: Tensor, z: Tensor) -> Tensor:
-        hx = self.flatten(self.x_branch(x))
-        return self.joint(ops.concat((hx, self.z_branch(z)), 1)).squeeze(-1)
+        hx, hz = self.flatten(self.x_branch(x)), self.z_branch(z)
+        joint = self.joint(ops.concat((hx, hz), 1))
+        if not self.unary:
+            return joint.squeeze(-1)
+        return ops.concat((self.x_score(hx), self.z_score(hz), joint), 1)  # (B, 3)
