@@ -49,13 +49,24 @@ def bench(preset: str, seed: int, overrides: list[str]) -> dict:
     }
 
 
+def sample_options(config, seed: int, **options):
+    """The recipe's sample options for 2,500 samples with ``options`` (``drs=P``, ``ema=False``),
+    refusing by name an option the recipe does not take (DRS on an ALI run)."""
+    from gantrain.cli.sample import FLAGS
+    from gantrain.recipes.registry import get_recipe
+    from gantrain.recipes.sampling import options_for
+
+    recipe = get_recipe(config.task)
+    return recipe, options_for(recipe.sample_options, {"n": 2500, "seed": seed, **options},
+                               config.task, FLAGS)
+
+
 def score_finished(row: dict, overrides: list[str], sampler: str, **options) -> dict:
-    """The finished run of ``row`` scored on 2,500 samples drawn with ``GANSampleOptions``
-    ``options`` (``drs=P``: kept by discriminator rejection sampling; ``ema=False``: the raw
-    generator instead of its EMA weights), as a row of its own named ``sampler``."""
+    """The finished run of ``row`` scored on 2,500 samples its recipe's ``gantrain sample``
+    draws with ``options`` (``drs=P``: kept by discriminator rejection sampling; ``ema=False``:
+    the raw generator instead of its EMA weights), as a row of its own named ``sampler``."""
     from gantrain.engine import checkpoint
     from gantrain.metrics.mixture import mixture_report
-    from gantrain.recipes.gan.sample import GANSampleOptions, sample
     from gantrain.recipes.rundir import checkpoint_config
 
     run_dir = benchmark_run_dir("bench2d", row["preset"], row["seed"], overrides)
@@ -63,8 +74,9 @@ def score_finished(row: dict, overrides: list[str], sampler: str, **options) -> 
         raise SystemExit(f"--rescore: no run {run_dir} to score; train it first (drop --rescore)")
     ckpt = checkpoint.resolve(run_dir)
     config = checkpoint_config(ckpt)
+    recipe, chosen = sample_options(config, row["seed"], **options)
     start = time.perf_counter()
-    drawn = sample(ckpt, config, GANSampleOptions(n=2500, seed=row["seed"], **options))
+    drawn = recipe.sample(ckpt, config, chosen)
     seconds = time.perf_counter() - start
     report = mixture_report(drawn.arrays, MIXTURES[config.data.args["name"]]())
     return {**row, "sampler": sampler, "sample_s": round(seconds, 1), **report.as_dict()}
@@ -123,6 +135,15 @@ def main() -> None:
     args = p.parse_args()
     if args.rescore and not (args.drs or args.no_ema):
         p.error("--rescore scores existing runs again; give --drs PERCENTILE and/or --no-ema")
+    from gantrain.config import ConfigError
+
+    for preset in args.presets:  # an option a preset's recipe cannot take fails before training
+        config = load_config(preset, args.overrides)
+        for options in [{"ema": False}] * args.no_ema + [{"drs": p} for p in args.drs]:
+            try:
+                sample_options(config, 0, **options)
+            except ConfigError as error:
+                p.error(f"{preset}: {error}")
     rows = []
     for preset in args.presets:
         for seed in args.seeds:

@@ -55,6 +55,28 @@ def test_benchmark_2d_reports_modes(in_tmp):
     assert "nan" not in again.stdout  # no training, no wall time: the summary shows "-"
 
 
+@pytest.mark.slow
+def test_benchmark_2d_scores_an_ali_run_with_its_own_sampler(in_tmp):
+    """ALI's raw generator is scored through ALI's sampler (its G lives in the GE player), and
+    DRS, which needs a D on x alone, is refused by name before anything trains."""
+    tiny = ["--set", "train.steps=20", "--set", "train.sample_every=20",
+            "--set", "train.checkpoint_every=20"]
+    cmd = [sys.executable, str(SCRIPTS / "benchmark_2d.py"), "--presets", "ali_2d_ring",
+           "--seeds", "3", *tiny]
+    out = subprocess.run(cmd + ["--no-ema", "--out", "r.json"], cwd=in_tmp, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    plain, raw = json.loads((in_tmp / "r.json").read_text())["runs"]
+    assert (plain["sampler"], raw["sampler"]) == ("plain", "no-ema")
+    assert raw["samples"] == 2500 and raw["total_modes"] == 8
+    assert raw["reverse_kl"] != plain["reverse_kl"]  # EMA and raw weights draw apart
+    refused = subprocess.run(cmd + ["--drs", "80", "--out", "r2.json"], cwd=in_tmp,
+                             capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2
+    assert "ali_2d_ring: --drs: not an option for 'ali' runs" in refused.stderr
+    assert not (in_tmp / "r2.json").exists()
+
+
 @pytest.mark.slow  # trains the evaluation classifier, two tiny DCGANs and two tiny ALIs
 def test_benchmark_images_scores_every_seed_and_sampler(in_tmp):
     tiny = ["data.args.n=256", "generator.args.width=8", "discriminator.args.width=8",
