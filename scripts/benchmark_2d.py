@@ -51,14 +51,17 @@ def bench(preset: str, seed: int, overrides: list[str]) -> dict:
 
 def sample_options(config, seed: int, **options):
     """The recipe's sample options for 2,500 samples with ``options`` (``drs=P``, ``ema=False``),
-    refusing by name an option the recipe does not take (DRS on an ALI run)."""
+    refusing by name an option the run cannot take (DRS on an ALI run whose D only judges
+    pairs)."""
     from gantrain.cli.sample import FLAGS
     from gantrain.recipes.registry import get_recipe
     from gantrain.recipes.sampling import options_for
 
     recipe = get_recipe(config.task)
-    return recipe, options_for(recipe.sample_options, {"n": 2500, "seed": seed, **options},
-                               config.task, FLAGS)
+    chosen = options_for(recipe.sample_options, {"n": 2500, "seed": seed, **options},
+                         config.task, FLAGS)
+    chosen.check(config)
+    return recipe, chosen
 
 
 def score_finished(row: dict, overrides: list[str], sampler: str, **options) -> dict:

@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"{ckpt} is a {config.task!r} run, which has nothing to sample")
     given = {name: getattr(args, name) for name in FLAGS}
     options = options_for(recipe.sample_options, given, config.task, FLAGS)
+    options.check(config)
     runtime.setup(config.device, config.seed, config.jit_level)
     drawn = recipe.sample(ckpt, config, options)
     written = write_samples(drawn, options)

@@ -27,6 +27,10 @@ class SampleOptions:
         if self.n < 1:
             raise ConfigError(f"--n must be >= 1, got {self.n}")
 
+    def check(self, config: Any) -> None:
+        """Refuse options the run's config cannot serve, before anything loads or trains
+        (a recipe whose options depend on its nets overrides this)."""
+
 
 def options_for(cls: type[SampleOptions], given: dict[str, Any], task: str,
                 flags: dict[str, str]) -> SampleOptions:

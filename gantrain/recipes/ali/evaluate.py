@@ -109,8 +109,7 @@ def evaluate(ckpt: Path, config: ALIConfig, out: Path, options: EvalOptions) -> 
     """The ALI recipe's ``gantrain eval``: :func:`evaluate_run` with the command's options."""
     for name in ("drs", "dot"):
         if getattr(options, name) is not None:
-            raise ConfigError(f"--{name} samples with a GAN's discriminator; an ALI run's D "
-                              "judges (x, z) pairs, so `gantrain eval` of ALI runs has no "
-                              f"--{name}")
+            raise ConfigError(f"`gantrain eval` of ALI runs has no --{name} (`gantrain sample "
+                              "--drs` draws from an ALI run whose D scores x alone)")
     o = options
     return evaluate_run(ckpt, config, out, o.classifier, o.n, o.metrics, o.ema, o.seed)

@@ -1,5 +1,10 @@
 """``gantrain sample`` for ALI / BiGAN runs: samples from the prior and reconstructions
-``x | G(E(x))`` of the run's own data, with the reconstruction error beside chance level."""
+``x | G(E(x))`` of the run's own data, with the reconstruction error beside chance level.
+
+``--drs P`` keeps samples by discriminator rejection sampling (Azadi et al. 2019) on the x-only
+score of a BigBiGAN discriminator (``discriminator.args.unary = true``): trained with the GAN
+loss on x alone, ``s_x`` estimates ``log p_data(x) / p_G(x)`` as a GAN's D does. A D that only
+judges pairs has no such score, and the option is refused for it."""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from ...blocks import latents
+from ...blocks.rejection import rejection_sample
+from ...config.strict import ConfigError
 from ...data.registry import build_data
 from ..sampling import Drawn, SampleOptions, load_player_nets
 from .config import ALIConfig
@@ -27,6 +34,62 @@ class ALISampleOptions(SampleOptions):
     ema: bool = True  # the averaged weights, when the run kept them
     truncation: float | None = None  # resample noise entries with |z| above this
     interpolate: int | None = None  # rows of this many images along slerp paths
+    drs: float | None = None  # rejection sampling on D's x-only score, this percentile of F
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.drs is not None and not 0 <= self.drs <= 100:
+            raise ConfigError(f"--drs is a percentile in [0, 100], got {self.drs}")
+        if self.drs is not None and self.interpolate:
+            raise ConfigError("--drs rejects samples, so it cannot keep interpolation paths; "
+                              "use one of --drs, --interpolate")
+
+    def check(self, config: ALIConfig) -> None:
+        if self.drs is not None:
+            x_score(build_nets(config)[2], config)
+
+
+DENSITY_RATIO_LOSSES = ("nonsaturating", "minimax")
+
+
+def x_score(D, config: ALIConfig):
+    """``(x, z) -> s_x (N,)``: D's x-only score (column 0 of a unary D's (N, 3) logits; s_x
+    does not read z), or a ConfigError saying why this run's D has none for DRS."""
+    if not getattr(D, "unary", False):
+        raise ConfigError(
+            f"--drs on an ALI run needs a discriminator that scores x alone; "
+            f"{config.discriminator.model} judges (x, z) pairs only. Train with "
+            "discriminator.args.unary = true (BigBiGAN's s_x, s_z and s_xz)")
+    if config.gan.loss not in DENSITY_RATIO_LOSSES:
+        raise ConfigError(f"--drs needs a D whose logit estimates log p_data/p_g (gan.loss "
+                          f"{' or '.join(DENSITY_RATIO_LOSSES)}); this run used "
+                          f"{config.gan.loss!r}")
+
+    def s_x(x, z):
+        return D(x, z)[:, 0]
+
+    return s_x
+
+
+def drs_samples(ckpt: Path, config: ALIConfig, options: ALISampleOptions, generate,
+                rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """``options.n`` samples kept by DRS on D's x-only score, and the share kept."""
+    from mindspore import Tensor
+
+    _, _, D = build_nets(config)
+    s_x = x_score(D, config)
+    load_player_nets(ckpt, "D", {"D": D})
+    D.set_train(False)
+    z_dim = config.gan.z_dim
+
+    def draw(k: int) -> np.ndarray:
+        return generate(latents.draw(rng, k, z_dim, options.truncation, None))
+
+    def score(x: np.ndarray) -> np.ndarray:
+        z = Tensor(np.zeros((len(x), z_dim), np.float32))  # s_x does not read z
+        return np.asarray(s_x(Tensor(np.asarray(x, np.float32)), z).asnumpy(), np.float64)
+
+    return rejection_sample(draw, score, options.n, rng, percentile=options.drs)
 
 
 def sample(ckpt: Path, config: ALIConfig, options: ALISampleOptions) -> Drawn:
@@ -35,14 +98,21 @@ def sample(ckpt: Path, config: ALIConfig, options: ALISampleOptions) -> Drawn:
                      ema=options.ema and config.gan.ema_decay is not None)
     auto = Autoencoder(G, E, config.gan.z_dim)
     rng = np.random.default_rng(options.seed)
-    z = latents.draw(rng, options.n, config.gan.z_dim, options.truncation, options.interpolate)
-    samples = auto.samples(z)
+    note = ""
+    if options.drs is not None:
+        samples, kept = drs_samples(ckpt, config, options, auto.samples, rng)
+        note = (f" kept by discriminator rejection sampling on D's x-only score "
+                f"({100 * kept:.1f}% of candidates, percentile {options.drs:g})")
+    else:
+        z = latents.draw(rng, options.n, config.gan.z_dim, options.truncation,
+                         options.interpolate)
+        samples = auto.samples(z)
     c = config
     data = build_data(c.data.dataset, c.data.args, c.data.batch_size, c.seed)
     x = real_examples(data, max(options.n, RECON_COLS), options.seed)
     rec = auto.reconstruct(x)
     errors = reconstruction_errors(x, rec)
-    summary = (f"{len(samples)} samples of shape {samples.shape[1:]} and {len(x)} "
+    summary = (f"{len(samples)} samples of shape {samples.shape[1:]}{note} and {len(x)} "
                f"reconstructions (x | G(E(x)), mse {errors['recon_mse']:.4f}, another example's "
                f"{errors['recon_mse_shuffled']:.4f})")
     if samples.ndim == 4:
