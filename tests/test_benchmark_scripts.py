@@ -58,7 +58,7 @@ def test_benchmark_2d_reports_modes(in_tmp):
 @pytest.mark.slow
 def test_benchmark_2d_scores_an_ali_run_with_its_own_sampler(in_tmp):
     """ALI's raw generator is scored through ALI's sampler (its G lives in the GE player), and
-    DRS, which needs a D on x alone, is refused by name before anything trains."""
+    DRS, which needs a D with an x-only score, is refused by name before anything trains."""
     tiny = ["--set", "train.steps=20", "--set", "train.sample_every=20",
             "--set", "train.checkpoint_every=20"]
     cmd = [sys.executable, str(SCRIPTS / "benchmark_2d.py"), "--presets", "ali_2d_ring",
@@ -73,7 +73,8 @@ def test_benchmark_2d_scores_an_ali_run_with_its_own_sampler(in_tmp):
     refused = subprocess.run(cmd + ["--drs", "80", "--out", "r2.json"], cwd=in_tmp,
                              capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2
-    assert "ali_2d_ring: --drs: not an option for 'ali' runs" in refused.stderr
+    assert ("ali_2d_ring: --drs on an ALI run needs a discriminator that scores x alone"
+            in refused.stderr)
     assert not (in_tmp / "r2.json").exists()
 
 
