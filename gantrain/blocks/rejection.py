@@ -25,6 +25,17 @@ from collections.abc import Callable
 import numpy as np
 
 EPS = 1e-6
+# GAN losses whose optimal D logit is log p_data / p_g, which DRS relies on
+DENSITY_RATIO_LOSSES = ("nonsaturating", "minimax")
+
+
+def check_density_ratio_loss(loss: str) -> None:
+    """Refuse a run whose D was trained with a loss whose logit is not a log density ratio."""
+    from ..config.strict import ConfigError
+
+    if loss not in DENSITY_RATIO_LOSSES:
+        raise ConfigError(f"--drs needs a D whose logit estimates log p_data/p_g (gan.loss "
+                          f"{' or '.join(DENSITY_RATIO_LOSSES)}); this run used {loss!r}")
 
 
 def drs_f(logits: np.ndarray, max_logit: float, gamma: float, eps: float = EPS) -> np.ndarray:

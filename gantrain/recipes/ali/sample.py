@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ...blocks import latents
-from ...blocks.rejection import rejection_sample
+from ...blocks.rejection import check_density_ratio_loss, rejection_sample
 from ...config.strict import ConfigError
 from ...data.registry import build_data
 from ..sampling import Drawn, SampleOptions, load_player_nets
@@ -49,7 +49,6 @@ class ALISampleOptions(SampleOptions):
             x_score(build_nets(config)[2], config)
 
 
-DENSITY_RATIO_LOSSES = ("nonsaturating", "minimax")
 
 
 def x_score(D, config: ALIConfig):
@@ -60,10 +59,7 @@ def x_score(D, config: ALIConfig):
             f"--drs on an ALI run needs a discriminator that scores x alone; "
             f"{config.discriminator.model} judges (x, z) pairs only. Train with "
             "discriminator.args.unary = true (BigBiGAN's s_x, s_z and s_xz)")
-    if config.gan.loss not in DENSITY_RATIO_LOSSES:
-        raise ConfigError(f"--drs needs a D whose logit estimates log p_data/p_g (gan.loss "
-                          f"{' or '.join(DENSITY_RATIO_LOSSES)}); this run used "
-                          f"{config.gan.loss!r}")
+    check_density_ratio_loss(config.gan.loss)
 
     def s_x(x, z):
         return D(x, z)[:, 0]

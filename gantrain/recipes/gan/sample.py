@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ...blocks import latents
-from ...blocks.rejection import rejection_sample
+from ...blocks.rejection import check_density_ratio_loss, rejection_sample
 from ...config.imports import build_cell
 from ...config.strict import ConfigError
 from ...engine.sampling import Sampler
@@ -42,8 +42,6 @@ class GANSampleOptions(SampleOptions):
                               "use one of --drs, --interpolate")
 
 
-# losses whose optimal D logit is log p_data / p_g, which DRS relies on (Azadi et al. 2019)
-DENSITY_RATIO_LOSSES = ("nonsaturating", "minimax")
 PARTNERS = 8  # packs a sample is scored in, each with other random samples, when D packs
 
 
@@ -102,10 +100,7 @@ def drs_samples(ckpt: Path, config: GANConfig, options: GANSampleOptions, genera
     """``options.n`` samples kept by discriminator rejection sampling, and the share kept."""
     if config.gan.num_classes > 0:
         raise ConfigError("--drs is for unconditional GAN runs; this run is class-conditional")
-    if config.gan.loss not in DENSITY_RATIO_LOSSES:
-        raise ConfigError(f"--drs needs a D whose logit estimates log p_data/p_g (gan.loss "
-                          f"{' or '.join(DENSITY_RATIO_LOSSES)}); this run used "
-                          f"{config.gan.loss!r}")
+    check_density_ratio_loss(config.gan.loss)
     score = load_critic(ckpt, config, rng)
 
     def draw(k: int) -> np.ndarray:
