@@ -138,14 +138,12 @@ def main() -> None:
     args = p.parse_args()
     if args.rescore and not (args.drs or args.no_ema):
         p.error("--rescore scores existing runs again; give --drs PERCENTILE and/or --no-ema")
-    from gantrain.config import ConfigError
-
     for preset in args.presets:  # an option a preset's recipe cannot take fails before training
         config = load_config(preset, args.overrides)
         for options in [{"ema": False}] * args.no_ema + [{"drs": p} for p in args.drs]:
             try:
                 sample_options(config, 0, **options)
-            except ConfigError as error:
+            except ValueError as error:  # ConfigError is one
                 p.error(f"{preset}: {error}")
     rows = []
     for preset in args.presets:

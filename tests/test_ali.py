@@ -248,7 +248,7 @@ def test_stochastic_run_resumes_exactly(tmp_path):
 
 
 @pytest.mark.slow
-def test_2d_preset_reports_mixture_metrics(in_tmp, capsys):
+def test_2d_preset_reports_mixture_metrics(in_tmp):
     config = load_config("ali_2d_grid", SMALL_2D + [
         "train.steps=30", "train.sample_every=30", "train.checkpoint_every=30"])
     run = build_run(config, "runs/ali")
@@ -267,9 +267,8 @@ def test_2d_preset_reports_mixture_metrics(in_tmp, capsys):
     assert main(["sample", "runs/ali", "--n", "50", "--out", "s.npy"]) == 0
     assert np.load("s.npy").shape == (50, 2)
     assert np.load("s_recon.npy").shape == (50, 2, 2)  # (x, G(E(x))) pairs
-    # this D judges pairs only: DRS has no x-only score to use, and says so before loading
-    assert main(["sample", "runs/ali", "--n", "50", "--drs", "80"]) == 2
-    assert "discriminator.args.unary = true" in capsys.readouterr().err
+    assert main(["sample", "runs/ali", "--n", "50", "--drs", "80", "--out", "k.npy"]) == 0
+    assert np.load("k.npy").shape == (50, 2)  # the preset's unary D scores x alone
 
 
 @pytest.mark.slow
@@ -300,6 +299,14 @@ def test_drs_keeps_the_samples_the_x_only_score_rates_most_real(in_tmp, capsys):
     assert len(kept) == 300
     # kept by score: at random the means would differ by ~0.08 std (300 samples each)
     assert kept.mean() - plain.mean() > 0.3 * plain.std(), (kept.mean(), plain.mean(), plain.std())
+
+    # a D that judges pairs only has no x-only score: refused by name before anything loads
+    build_run(load_config("ali_2d_ring", SMALL_2D + [
+        "discriminator.args.unary=false", "train.steps=2", "train.sample_every=2",
+        "train.checkpoint_every=2"]), "runs/pairs").train()
+    capsys.readouterr()
+    assert main(["sample", "runs/pairs", "--n", "50", "--drs", "80"]) == 2
+    assert "discriminator.args.unary = true" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -30,11 +30,10 @@ DENSITY_RATIO_LOSSES = ("nonsaturating", "minimax")
 
 
 def check_density_ratio_loss(loss: str) -> None:
-    """Refuse a run whose D was trained with a loss whose logit is not a log density ratio."""
-    from ..config.strict import ConfigError
-
+    """Refuse (ValueError) a run whose D was trained with a loss whose logit is not a log
+    density ratio."""
     if loss not in DENSITY_RATIO_LOSSES:
-        raise ConfigError(f"--drs needs a D whose logit estimates log p_data/p_g (gan.loss "
+        raise ValueError(f"--drs needs a D whose logit estimates log p_data/p_g (gan.loss "
                           f"{' or '.join(DENSITY_RATIO_LOSSES)}); this run used {loss!r}")
 
 
