@@ -85,7 +85,7 @@ def test_eval_cli_on_an_ali_run(in_tmp, classifier, capsys):
     assert rec["input_accuracy"] > 0.5  # the classifier reads the held-out inputs
     assert rec["recon_mse"] > 0 and rec["recon_mse_shuffled"] > 0
     assert main(["eval", "runs/a", "--classifier", str(classifier), "--drs", "80"]) == 2
-    assert "ALI run's D judges (x, z) pairs" in capsys.readouterr().err
+    assert "`gantrain eval` of ALI runs has no --drs" in capsys.readouterr().err
 
 
 @pytest.mark.slow
