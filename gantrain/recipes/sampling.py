@@ -32,6 +32,16 @@ class SampleOptions:
         (a recipe whose options depend on its nets overrides this)."""
 
 
+def check_drs(drs: float | None, interpolate: int | None) -> None:
+    """Refuse a ``--drs`` percentile outside [0, 100], or DRS with ``--interpolate`` (rejection
+    cannot keep a path's samples in order); shared by the recipes whose sampling takes DRS."""
+    if drs is not None and not 0 <= drs <= 100:
+        raise ConfigError(f"--drs is a percentile in [0, 100], got {drs}")
+    if drs is not None and interpolate:
+        raise ConfigError("--drs rejects samples, so it cannot keep interpolation paths; "
+                          "use one of --drs, --interpolate")
+
+
 def options_for(cls: type[SampleOptions], given: dict[str, Any], task: str,
                 flags: dict[str, str]) -> SampleOptions:
     """``cls(**given)``, refusing an option the recipe does not take. ``flags`` maps option

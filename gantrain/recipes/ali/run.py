@@ -36,11 +36,16 @@ RECON_ROWS = 4  # pairs of rows (x, G(E(x))) in a reconstruction grid
 RECON_COLS = 8
 
 
+def build_discriminator(config: ALIConfig) -> Any:
+    """The joint D from the [discriminator] section."""
+    return build_cell(config.discriminator.model, config.discriminator.args, "discriminator")
+
+
 def build_nets(config: ALIConfig) -> tuple[Any, Any, Any]:
     """G, E and D from the [generator], [encoder] and [discriminator] sections."""
     return (build_cell(config.generator.model, config.generator.args, "generator"),
             build_cell(config.encoder.model, config.encoder.args, "encoder"),
-            build_cell(config.discriminator.model, config.discriminator.args, "discriminator"))
+            build_discriminator(config))
 
 
 def real_examples(data: DataBundle, n: int, seed: int) -> np.ndarray:

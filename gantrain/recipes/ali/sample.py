@@ -17,11 +17,12 @@ from ...blocks import latents
 from ...blocks.rejection import check_density_ratio_loss, rejection_sample
 from ...config.strict import ConfigError
 from ...data.registry import build_data
-from ..sampling import Drawn, SampleOptions, load_player_nets
+from ..sampling import Drawn, SampleOptions, check_drs, load_player_nets
 from .config import ALIConfig
 from .run import (
     RECON_COLS,
     Autoencoder,
+    build_discriminator,
     build_nets,
     real_examples,
     reconstruction_errors,
@@ -38,17 +39,11 @@ class ALISampleOptions(SampleOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.drs is not None and not 0 <= self.drs <= 100:
-            raise ConfigError(f"--drs is a percentile in [0, 100], got {self.drs}")
-        if self.drs is not None and self.interpolate:
-            raise ConfigError("--drs rejects samples, so it cannot keep interpolation paths; "
-                              "use one of --drs, --interpolate")
+        check_drs(self.drs, self.interpolate)
 
     def check(self, config: ALIConfig) -> None:
         if self.drs is not None:
-            x_score(build_nets(config)[2], config)
-
-
+            x_score(build_discriminator(config), config)
 
 
 def x_score(D, config: ALIConfig):
@@ -72,7 +67,7 @@ def drs_samples(ckpt: Path, config: ALIConfig, options: ALISampleOptions, genera
     """``options.n`` samples kept by DRS on D's x-only score, and the share kept."""
     from mindspore import Tensor
 
-    _, _, D = build_nets(config)
+    D = build_discriminator(config)
     s_x = x_score(D, config)
     load_player_nets(ckpt, "D", {"D": D})
     D.set_train(False)

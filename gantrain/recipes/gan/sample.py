@@ -15,7 +15,7 @@ from ...blocks.rejection import check_density_ratio_loss, rejection_sample
 from ...config.imports import build_cell
 from ...config.strict import ConfigError
 from ...engine.sampling import Sampler
-from ..sampling import Drawn, SampleOptions, load_player_nets
+from ..sampling import Drawn, SampleOptions, check_drs, load_player_nets
 from .config import GANConfig
 
 
@@ -30,16 +30,12 @@ class GANSampleOptions(SampleOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.drs is not None and not 0 <= self.drs <= 100:
-            raise ConfigError(f"--drs is a percentile in [0, 100], got {self.drs}")
+        check_drs(self.drs, self.interpolate)
         if self.dot is not None and self.dot < 1:
             raise ConfigError(f"--dot is a number of steps >= 1, got {self.dot}")
         if self.dot is not None and self.drs is not None:
             raise ConfigError("--drs and --dot are two ways to use D at sampling time; "
                               "choose one")
-        if self.drs is not None and self.interpolate:
-            raise ConfigError("--drs rejects samples, so it cannot keep interpolation paths; "
-                              "use one of --drs, --interpolate")
 
 
 PARTNERS = 8  # packs a sample is scored in, each with other random samples, when D packs
