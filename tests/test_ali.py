@@ -16,6 +16,7 @@ from gantrain.blocks.losses import NONSATURATING
 from gantrain.blocks.penalties import R1, R2, GradientPenalty
 from gantrain.cli.main import main
 from gantrain.config import ConfigError
+from gantrain.data.registry import build_data
 from gantrain.models.ali import JointConvDiscriminator, JointMLPDiscriminator
 from gantrain.recipes.ali.build import build_ali, check_ali_shapes
 from gantrain.recipes.registry import build_run, load_config
@@ -323,13 +324,14 @@ def test_digits_run_writes_reconstructions_and_samples(in_tmp, capsys):
     records = [json.loads(line) for line in open("runs/d/metrics.jsonl")]
     last = [r for r in records if r.get("kind") == "eval"][-1]
     assert last["eval/recon_mse"] > 0 and last["eval/recon_mse_shuffled"] > 0
+    assert last["eval/recon_examples"] == "embedded digits, seed 2000"
     from PIL import Image
 
     # 4 pairs of rows of 8 images (x, G(E(x))), 28 px + 2 px padding, scaled 2x
     assert Image.open(folder / "recon_final.png").size == (2 * (8 * 30 + 2), 2 * (8 * 30 + 2))
     capsys.readouterr()
     assert main(["sample", "runs/d", "--n", "16", "--grid", "out/s.png"]) == 0
-    assert "reconstructions" in capsys.readouterr().out
+    assert "reconstructions of embedded digits, seed 2000" in capsys.readouterr().out
     assert (in_tmp / "out/s.png").is_file() and (in_tmp / "out/s_recon.png").is_file()
 
 
@@ -348,3 +350,28 @@ def test_digits_run_writes_reconstructions_and_samples(in_tmp, capsys):
 def test_config_mistakes_are_named(overrides, message, tmp_path):
     with pytest.raises(ConfigError, match=message):
         build_run(load_config("ali_2d_ring", overrides), tmp_path / "run")
+
+
+def test_reconstructions_are_of_examples_the_run_did_not_train_on(tmp_path):
+    from gantrain.recipes.ali.examples import reconstruction_examples
+
+    from .data.test_idx import write_mnist
+
+    def examples(preset, overrides):
+        config = load_config(preset, overrides)
+        data = build_data(config.data.dataset, config.data.args, 8, config.seed)
+        return data, reconstruction_examples(config, data, 6, seed=0)
+
+    data, (x, source) = examples("ali_2d_ring", [])
+    assert source == "fresh mixture draws" and x.shape == (6, 2)
+    data, (x, source) = examples("ali_digits", ["data.args={n = 64, size = 28}"])
+    assert source == "embedded digits, seed 2000" and x.shape == (6, 1, 28, 28)
+    gaps = np.abs(x[:, None] - data.dataset.x[None]).reshape(6, 64, -1).max(-1)
+    assert gaps.min() > 0.5  # no held-out digit is a training one
+    # MNIST without its test files: the first training examples, and the log says why
+    write_mnist(tmp_path, "train", n=12)
+    data, (x, source) = examples("ali_digits", ['data.dataset="mnist"',
+                                                f"data.args={{root = \"{tmp_path}\"}}"])
+    assert source.startswith("training examples, none held out"), source
+    assert "2 of 2 files missing" in source
+    np.testing.assert_array_equal(x, data.dataset.x[:6])

@@ -15,7 +15,8 @@ from gantrain.config import ConfigError
 from gantrain.data.digits import embedded_digits
 from gantrain.metrics.classifier import load_classifier, train_classifier
 from gantrain.metrics.report import evaluate_samples
-from gantrain.recipes.ali.evaluate import HELD_OUT_DIGITS_SEED, class_agreement
+from gantrain.recipes.ali.evaluate import class_agreement
+from gantrain.recipes.ali.examples import HELD_OUT_DIGITS_SEED
 
 TINY = [
     "--set", "data.args={n = 256, size = 28}", "--set", "data.batch_size=16",

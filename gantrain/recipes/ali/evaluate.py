@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from ...config.strict import ConfigError
-from ...data.dataset import ArrayDataset
 from ...data.registry import build_data
 from ...engine import checkpoint
 from ...metrics.classifier import FeatureExtractor
@@ -25,27 +24,8 @@ from ...metrics.report import METRICS, plain
 from ..evaluation import EvalOptions, score_samples
 from ..sampling import load_player_nets
 from .config import ALIConfig
-from .run import Autoencoder, build_nets, real_examples, reconstruction_errors
-
-HELD_OUT_DIGITS_SEED = 2000  # the evaluation classifier's test digits (metrics.classifier)
-LABELLED_SPLITS = ("mnist", "fashion_mnist", "cifar10")  # datasets with a "test" split
-
-
-def held_out_examples(config: ALIConfig, n: int) -> tuple[ArrayDataset, str]:
-    """Up to ``n`` labelled examples the run did not train on, and where they come from: the
-    embedded digits of a seed no preset trains on, or a labelled dataset's test split."""
-    d = config.data
-    if d.dataset == "digits":
-        from ...data.digits import embedded_digits
-
-        size = int(d.args.get("size", 28))
-        return (embedded_digits(n=n, size=size, seed=HELD_OUT_DIGITS_SEED),
-                f"embedded digits, seed {HELD_OUT_DIGITS_SEED}")
-    if d.dataset in LABELLED_SPLITS:
-        args = {**d.args, "split": "test", "limit": n}
-        return build_data(d.dataset, args, 1, config.seed).dataset, f"{d.dataset} test split"
-    raise ConfigError(f"reconstruction metrics need held-out labelled examples; data.dataset = "
-                      f"{d.dataset!r} has none (digits or {', '.join(LABELLED_SPLITS)} do)")
+from .examples import held_out_examples, reconstruction_examples
+from .run import Autoencoder, build_nets, reconstruction_errors
 
 
 def class_agreement(extractor: FeatureExtractor, x: np.ndarray, rec: np.ndarray,
@@ -77,8 +57,8 @@ def evaluate_run(ckpt: Path, config: ALIConfig, out: Path, classifier: str | Pat
     data = build_data(config.data.dataset, config.data.args, config.data.batch_size, config.seed)
     report, table, extractor = score_samples(fake, data, classifier, metrics, seed)
     if extractor is None:  # a 2D mixture: squared errors only
-        x = real_examples(data, recon, seed + 1)
-        report["reconstruction"] = {"examples": len(x), "source": "fresh mixture draws",
+        x, source = reconstruction_examples(config, data, recon, seed + 1)
+        report["reconstruction"] = {"examples": len(x), "source": source,
                                     **reconstruction_errors(x, auto.reconstruct(x))}
     else:
         held, source = held_out_examples(config, recon)

@@ -1,10 +1,12 @@
 """The ALI / BiGAN run (``task = "ali"``): data, G, E and joint D, samples and reconstructions.
 
 Evaluation draws samples from fixed noise (2D mixtures: the PacGAN/VEEGAN mode-coverage report
-and a scatter plot; images: a sample grid) and reconstructs fixed real examples through
-``x -> E -> G`` (images: a grid whose odd rows are x and even rows G(E(x))). The reconstruction
-error is logged next to the error of pairing each x with another example's reconstruction, the
-level a G(E(x)) that ignored x would reach. A stochastic encoder reconstructs from its mean.
+and a scatter plot; images: a sample grid) and reconstructs fixed examples the run does not
+train on (:mod:`.examples`) through ``x -> E -> G`` (images: a grid whose odd rows are x and
+even rows G(E(x))). The reconstruction error is logged next to the error of pairing each x with
+another example's reconstruction, the level a G(E(x)) that ignored x would reach, and with where
+the examples come from (``eval/recon_examples``). A stochastic encoder reconstructs from its
+mean.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ...engine.sampling import Sampler
 from ..base import Run
 from .build import ALI, build_ali, check_ali_shapes
 from .config import ALIConfig
+from .examples import reconstruction_examples
 
 RECON_ROWS = 4  # pairs of rows (x, G(E(x))) in a reconstruction grid
 RECON_COLS = 8
@@ -46,13 +49,6 @@ def build_nets(config: ALIConfig) -> tuple[Any, Any, Any]:
     return (build_cell(config.generator.model, config.generator.args, "generator"),
             build_cell(config.encoder.model, config.encoder.args, "encoder"),
             build_discriminator(config))
-
-
-def real_examples(data: DataBundle, n: int, seed: int) -> np.ndarray:
-    """``n`` fixed real examples: drawn from the mixture, or the dataset's first ones."""
-    if data.mixture is not None:
-        return data.mixture.sample(np.random.default_rng([seed, 2]), n)
-    return np.asarray(data.dataset.x[:n], np.float32)
 
 
 class Autoencoder:
@@ -144,7 +140,7 @@ class ALIRun(Run):
         n_eval = c.train.grid if self.is_image else c.train.samples
         self.eval_z = np.random.default_rng([c.seed, 1]).standard_normal((n_eval, c.gan.z_dim))
         n_recon = 256 if self.is_image else 500
-        self.eval_x = real_examples(self.data, n_recon, c.seed)
+        self.eval_x, self.eval_x_source = reconstruction_examples(c, self.data, n_recon, c.seed)
 
     @property
     def is_image(self) -> bool:
@@ -162,6 +158,7 @@ class ALIRun(Run):
         rec = self.autoencoder.reconstruct(self.eval_x)
         record: dict[str, Any] = {"iteration": loop.iteration, "kind": "eval"}
         record.update({f"eval/{k}": v for k, v in reconstruction_errors(self.eval_x, rec).items()})
+        record["eval/recon_examples"] = self.eval_x_source
         if self.is_image:
             save_grid(folder / step, samples, scale=2)
             n = RECON_ROWS * RECON_COLS

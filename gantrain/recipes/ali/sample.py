@@ -19,12 +19,12 @@ from ...config.strict import ConfigError
 from ...data.registry import build_data
 from ..sampling import Drawn, SampleOptions, check_drs, load_player_nets
 from .config import ALIConfig
+from .examples import reconstruction_examples
 from .run import (
     RECON_COLS,
     Autoencoder,
     build_discriminator,
     build_nets,
-    real_examples,
     reconstruction_errors,
     reconstruction_rows,
 )
@@ -100,12 +100,12 @@ def sample(ckpt: Path, config: ALIConfig, options: ALISampleOptions) -> Drawn:
         samples = auto.samples(z)
     c = config
     data = build_data(c.data.dataset, c.data.args, c.data.batch_size, c.seed)
-    x = real_examples(data, max(options.n, RECON_COLS), options.seed)
+    x, source = reconstruction_examples(c, data, max(options.n, RECON_COLS), options.seed)
     rec = auto.reconstruct(x)
     errors = reconstruction_errors(x, rec)
     summary = (f"{len(samples)} samples of shape {samples.shape[1:]}{note} and {len(x)} "
-               f"reconstructions (x | G(E(x)), mse {errors['recon_mse']:.4f}, another example's "
-               f"{errors['recon_mse_shuffled']:.4f})")
+               f"reconstructions of {source} (x | G(E(x)), mse {errors['recon_mse']:.4f}, "
+               f"another example's {errors['recon_mse_shuffled']:.4f})")
     if samples.ndim == 4:
         return Drawn(samples, summary, images=samples, cols=options.interpolate or None,
                      extra_grids={"recon": (reconstruction_rows(x, rec), RECON_COLS)})
