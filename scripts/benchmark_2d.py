@@ -1,14 +1,16 @@
 """2D mixture benchmark: train the ring and grid presets and report mode coverage.
 
     python scripts/benchmark_2d.py [--presets gan_2d_grid gan_2d_ring] [--seeds 0 1 2]
-                                   [--set KEY=VALUE ...] [--drs 80 [90 ...]]
+                                   [--set KEY=VALUE ...] [--drs 80 [90 ...]] [--mh 20 ...]
                                    [--rescore] [--out benchmark_2d.json]
 
 For each preset and seed: modes captured, high-quality fraction and reverse KL on 2,500 samples
 (the PacGAN Table 1 protocol), wall time of the training (compile included) and iterations/s.
 With ``--drs P [P ...]`` the same run is also scored on 2,500 samples kept by discriminator
-rejection sampling at each percentile P (``gantrain sample --drs P``), and with ``--no-ema`` on
-its raw generator's samples (``gantrain sample --no-ema``), each reported as rows of their own.
+rejection sampling at each percentile P (``gantrain sample --drs P``), with ``--mh K [K ...]``
+on the ends of Metropolis-Hastings chains of K proposals (``gantrain sample --mh K``), and with
+``--no-ema`` on its raw generator's samples (``gantrain sample --no-ema``), each reported as rows
+of their own.
 ``--rescore`` skips the training and scores the runs an earlier invocation left in runs/ that
 way only (tuning the percentile costs no training). Then, per preset (and sampler),
 the mean, standard deviation and worst seed of each figure, as JSON and as markdown tables:
@@ -66,8 +68,9 @@ def sample_options(config, seed: int, **options):
 
 def score_finished(row: dict, overrides: list[str], sampler: str, **options) -> dict:
     """The finished run of ``row`` scored on 2,500 samples its recipe's ``gantrain sample``
-    draws with ``options`` (``drs=P``: kept by discriminator rejection sampling; ``ema=False``:
-    the raw generator instead of its EMA weights), as a row of its own named ``sampler``."""
+    draws with ``options`` (``drs=P``: kept by discriminator rejection sampling; ``mh=K``: ends
+    of Metropolis-Hastings chains; ``ema=False``: the raw generator instead of its EMA weights),
+    as a row of its own named ``sampler``."""
     from gantrain.engine import checkpoint
     from gantrain.metrics.mixture import mixture_report
     from gantrain.recipes.rundir import checkpoint_config
@@ -130,17 +133,23 @@ def main() -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[])
     p.add_argument("--drs", type=float, nargs="+", default=[], metavar="PERCENTILE",
                    help="also score each run with discriminator rejection sampling")
+    p.add_argument("--mh", type=int, nargs="+", default=[], metavar="STEPS",
+                   help="also score each run with Metropolis-Hastings chains of STEPS proposals")
     p.add_argument("--no-ema", action="store_true",
                    help="also score each run's raw generator (its EMA weights are the default)")
     p.add_argument("--rescore", action="store_true",
-                   help="no training: score the runs already in runs/ with --drs/--no-ema only")
+                   help="no training: score the runs already in runs/ with --drs/--mh/--no-ema "
+                   "only")
     p.add_argument("--out", default="benchmark_2d.json")
     args = p.parse_args()
-    if args.rescore and not (args.drs or args.no_ema):
-        p.error("--rescore scores existing runs again; give --drs PERCENTILE and/or --no-ema")
+    samplers = ([("no-ema", {"ema": False})] * args.no_ema
+                + [(f"drs{p:g}", {"drs": p}) for p in args.drs]
+                + [(f"mh{k}", {"mh": k}) for k in args.mh])
+    if args.rescore and not samplers:
+        p.error("--rescore scores existing runs again; give --drs, --mh and/or --no-ema")
     for preset in args.presets:  # an option a preset's recipe cannot take fails before training
         config = load_config(preset, args.overrides)
-        for options in [{"ema": False}] * args.no_ema + [{"drs": p} for p in args.drs]:
+        for _, options in samplers:
             try:
                 sample_options(config, 0, **options)
             except ValueError as error:  # ConfigError is one
@@ -153,10 +162,8 @@ def main() -> None:
             else:
                 base = bench(preset, seed, args.overrides)
                 found = [base]
-            if args.no_ema:
-                found.append(score_finished(base, args.overrides, "no-ema", ema=False))
-            found += [score_finished(base, args.overrides, f"drs{p:g}", drs=p)
-                      for p in args.drs]
+            found += [score_finished(base, args.overrides, name, **options)
+                      for name, options in samplers]
             for row in found:
                 rows.append(row)
                 print(f"{preset} seed {seed} {row['sampler']}: {row['modes']}/"

@@ -29,11 +29,11 @@ EPS = 1e-6
 DENSITY_RATIO_LOSSES = ("nonsaturating", "minimax")
 
 
-def check_density_ratio_loss(loss: str) -> None:
+def check_density_ratio_loss(loss: str, flag: str = "--drs") -> None:
     """Refuse (ValueError) a run whose D was trained with a loss whose logit is not a log
-    density ratio."""
+    density ratio; ``flag`` names the sampling option that needs one."""
     if loss not in DENSITY_RATIO_LOSSES:
-        raise ValueError(f"--drs needs a D whose logit estimates log p_data/p_g (gan.loss "
+        raise ValueError(f"{flag} needs a D whose logit estimates log p_data/p_g (gan.loss "
                           f"{' or '.join(DENSITY_RATIO_LOSSES)}); this run used {loss!r}")
 
 

@@ -78,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--dot", type=int, metavar="STEPS",
                    help="gan: move the noise by discriminator optimal transport (Tanaka 2019) "
                    "with the trained D, STEPS gradient steps, e.g. 20")
+    s.add_argument("--mh", type=int, metavar="STEPS",
+                   help="gan: each sample the end of a Metropolis-Hastings chain (Turner et al. "
+                   "2019) with the trained, calibrated D; STEPS proposals per chain, e.g. 20")
     s.add_argument("--input", metavar="FOLDER",
                    help="cyclegan: translate the images in FOLDER (default: test images)")
     s.add_argument("--direction", choices=("AB", "BA"),
@@ -107,6 +110,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--dot", type=int, metavar="STEPS",
                    help="score samples from noise moved by discriminator optimal transport "
                    "(as gantrain sample --dot)")
+    e.add_argument("--mh", type=int, metavar="STEPS",
+                   help="score the ends of Metropolis-Hastings chains (as gantrain sample --mh)")
     e.add_argument("--seed", type=int, default=0)
 
     r = sub.add_parser("report", help="write an HTML report (curves, warnings, sample grids) "

@@ -8,7 +8,7 @@ import argparse
 FLAGS = {"n": "--n", "seed": "--seed", "ema": "--no-ema", "out": "--out", "grid": "--grid",
          "out_dir": "--out-dir", "label": "--class", "truncation": "--truncation",
          "interpolate": "--interpolate", "input": "--input", "direction": "--direction",
-         "drs": "--drs", "dot": "--dot"}
+         "drs": "--drs", "dot": "--dot", "mh": "--mh"}
 
 
 def run(args: argparse.Namespace) -> int:

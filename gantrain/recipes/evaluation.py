@@ -26,6 +26,7 @@ class EvalOptions:
     seed: int = 0
     drs: float | None = None  # GAN: discriminator rejection sampling percentile
     dot: int | None = None  # GAN: discriminator optimal transport steps
+    mh: int | None = None  # GAN: Metropolis-Hastings chain length
 
 
 def score_samples(fake: np.ndarray, data: DataBundle, classifier: str | Path | None,

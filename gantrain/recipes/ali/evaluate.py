@@ -87,7 +87,7 @@ def format_reconstruction(r: dict[str, Any]) -> str:
 
 def evaluate(ckpt: Path, config: ALIConfig, out: Path, options: EvalOptions) -> dict[str, Any]:
     """The ALI recipe's ``gantrain eval``: :func:`evaluate_run` with the command's options."""
-    for name in ("drs", "dot"):
+    for name in ("drs", "dot", "mh"):
         if getattr(options, name) is not None:
             raise ConfigError(f"`gantrain eval` of ALI runs has no --{name} (`gantrain sample "
                               "--drs` draws from an ALI run whose D scores x alone)")

@@ -1,7 +1,8 @@
 """``gantrain sample`` and ``gantrain eval`` for GAN runs: the trained generator (EMA weights
-by default) and what it draws from plain or truncated noise, interpolations or one class, or,
-with ``--drs``, through discriminator rejection sampling with the trained D, or with ``--dot``,
-from noise moved by discriminator optimal transport."""
+by default) and what it draws from plain or truncated noise, interpolations or one class, or
+with the trained D: kept by discriminator rejection sampling (``--drs``), as the ends of
+Metropolis-Hastings chains (``--mh``), or from noise moved by discriminator optimal transport
+(``--dot``)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from pathlib import Path
 import numpy as np
 
 from ...blocks import latents
+from ...blocks.metropolis import mh_sample
 from ...blocks.rejection import check_density_ratio_loss, rejection_sample
 from ...config.imports import build_cell
 from ...config.strict import ConfigError
+from ...data.registry import build_data
 from ...engine.sampling import Sampler
 from ..sampling import Drawn, SampleOptions, check_drs, load_player_nets
 from .config import GANConfig
@@ -27,17 +30,25 @@ class GANSampleOptions(SampleOptions):
     interpolate: int | None = None  # rows of this many images along slerp paths
     drs: float | None = None  # discriminator rejection sampling at this percentile of F
     dot: int | None = None  # discriminator optimal transport of the noise, this many steps
+    mh: int | None = None  # Metropolis-Hastings chains of this many proposals
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_drs(self.drs, self.interpolate)
-        if self.dot is not None and self.dot < 1:
-            raise ConfigError(f"--dot is a number of steps >= 1, got {self.dot}")
-        if self.dot is not None and self.drs is not None:
-            raise ConfigError("--drs and --dot are two ways to use D at sampling time; "
+        for flag, steps in (("--dot", self.dot), ("--mh", self.mh)):
+            if steps is not None and steps < 1:
+                raise ConfigError(f"{flag} is a number of steps >= 1, got {steps}")
+        chosen = [f for f, v in (("--drs", self.drs), ("--dot", self.dot), ("--mh", self.mh))
+                  if v is not None]
+        if len(chosen) > 1:
+            raise ConfigError(f"{' and '.join(chosen)} are ways to use D at sampling time; "
                               "choose one")
+        if self.mh is not None and self.interpolate:
+            raise ConfigError("--mh draws each sample from its own chain, so it cannot keep "
+                              "interpolation paths; use one of --mh, --interpolate")
 
 
+MH_CALIBRATION = 2000  # real and generated samples MH's calibration is fitted on
 PARTNERS = 8  # packs a sample is scored in, each with other random samples, when D packs
 
 
@@ -91,19 +102,48 @@ def critic_score(D, m: int, rng: np.random.Generator):
     return score
 
 
-def drs_samples(ckpt: Path, config: GANConfig, options: GANSampleOptions, generate,
-                rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    """``options.n`` samples kept by discriminator rejection sampling, and the share kept."""
+def ratio_critic(ckpt: Path, config: GANConfig, options: GANSampleOptions, generate,
+                 rng: np.random.Generator, flag: str):
+    """``(draw, score)`` for a method that reads D's logit as a log density ratio (DRS, MH):
+    ``k -> k`` samples of the generator, and D's logits for samples. Refuses conditional runs
+    and losses whose logit is not such a ratio, naming ``flag``."""
     if config.gan.num_classes > 0:
-        raise ConfigError("--drs is for unconditional GAN runs; this run is class-conditional")
-    check_density_ratio_loss(config.gan.loss)
+        raise ConfigError(f"{flag} is for unconditional GAN runs; this run is class-conditional")
+    check_density_ratio_loss(config.gan.loss, flag)
     score = load_critic(ckpt, config, rng)
 
     def draw(k: int) -> np.ndarray:
         z = latents.draw(rng, k, config.gan.z_dim, options.truncation, None)
         return generate(z, latents.labels(rng, k, 0, None))
 
+    return draw, score
+
+
+def drs_samples(ckpt: Path, config: GANConfig, options: GANSampleOptions, generate,
+                rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """``options.n`` samples kept by discriminator rejection sampling, and the share kept."""
+    draw, score = ratio_critic(ckpt, config, options, generate, rng, "--drs")
     return rejection_sample(draw, score, options.n, rng, percentile=options.drs)
+
+
+def real_samples(config: GANConfig, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Real samples for MH's chains and calibration: fresh draws of a 2D mixture, else up to
+    ``n`` random examples of the run's dataset."""
+    data = build_data(config.data.dataset, config.data.args, config.data.batch_size, config.seed)
+    if data.mixture is not None:
+        return data.mixture.sample(rng, n).astype(np.float32)
+    x = data.dataset.x
+    return np.asarray(x[np.sort(rng.choice(len(x), size=min(n, len(x)), replace=False))],
+                      np.float32)
+
+
+def mh_samples(ckpt: Path, config: GANConfig, options: GANSampleOptions, generate,
+               rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
+    """``options.n`` samples, each the end of a calibrated Metropolis-Hastings chain."""
+    draw, score = ratio_critic(ckpt, config, options, generate, rng, "--mh")
+    real = real_samples(config, max(options.n, 2 * MH_CALIBRATION), rng)
+    return mh_sample(draw, score, real, options.n, rng, steps=options.mh,
+                     calibrate=MH_CALIBRATION)
 
 
 def draw_samples(ckpt: Path, config: GANConfig,
@@ -117,6 +157,13 @@ def draw_samples(ckpt: Path, config: GANConfig,
         return samples, (f"{len(samples)} samples of shape {samples.shape[1:]} kept by "
                          f"discriminator rejection sampling ({100 * kept:.1f}% of candidates, "
                          f"percentile {options.drs:g})")
+    if options.mh is not None:
+        samples, chains = mh_samples(ckpt, config, options, generate, rng)
+        return samples, (f"{len(samples)} samples of shape {samples.shape[1:]} at the ends of "
+                         f"Metropolis-Hastings chains of {options.mh} proposals "
+                         f"({100 * chains['acceptance']:.1f}% accepted, "
+                         f"{100 * chains['restarted']:.1f}% of chains restarted, calibrated "
+                         f"logit scale {chains['scale']:.3g})")
     z = latents.draw(rng, options.n, config.gan.z_dim, options.truncation, options.interpolate)
     y = latents.labels(rng, len(z), config.gan.num_classes, options.label)
     note = ""
