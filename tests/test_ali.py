@@ -273,9 +273,10 @@ def test_2d_preset_reports_mixture_metrics(in_tmp):
 
 
 @pytest.mark.slow
-def test_drs_keeps_the_samples_the_x_only_score_rates_most_real(in_tmp, capsys):
+def test_drs_and_mh_draw_the_samples_the_x_only_score_rates_more_real(in_tmp, capsys):
     """BigBiGAN's s_x is a GAN discriminator on x alone, so `gantrain sample --drs` can
-    reject by it (Azadi et al. 2019): the kept samples score higher than plain ones."""
+    reject by it (Azadi et al. 2019) and `--mh` run Metropolis-Hastings chains on it (Turner et
+    al. 2019): their samples score higher than plain ones."""
     config = load_config("ali_2d_ring", SMALL_2D + [
         "discriminator.args.unary=true", "train.steps=40", "train.sample_every=40",
         "train.checkpoint_every=40"])
@@ -283,6 +284,9 @@ def test_drs_keeps_the_samples_the_x_only_score_rates_most_real(in_tmp, capsys):
     assert main(["sample", "runs/u", "--n", "300", "--out", "plain.npy"]) == 0
     assert main(["sample", "runs/u", "--n", "300", "--drs", "90", "--out", "kept.npy"]) == 0
     assert "kept by discriminator rejection sampling on D's x-only score" in \
+        capsys.readouterr().out
+    assert main(["sample", "runs/u", "--n", "300", "--mh", "20", "--out", "chained.npy"]) == 0
+    assert "Metropolis-Hastings chains of 20 proposals on D's x-only score" in \
         capsys.readouterr().out
     from gantrain.engine import checkpoint
     from gantrain.recipes.ali.run import build_nets
@@ -296,10 +300,12 @@ def test_drs_keeps_the_samples_the_x_only_score_rates_most_real(in_tmp, capsys):
         x = np.load(path)
         return D(Tensor(x), Tensor(np.zeros((len(x), 2), np.float32))).asnumpy()[:, 0]
 
-    kept, plain = s_x("kept.npy"), s_x("plain.npy")
-    assert len(kept) == 300
-    # kept by score: at random the means would differ by ~0.08 std (300 samples each)
-    assert kept.mean() - plain.mean() > 0.3 * plain.std(), (kept.mean(), plain.mean(), plain.std())
+    kept, chained, plain = s_x("kept.npy"), s_x("chained.npy"), s_x("plain.npy")
+    assert len(kept) == len(chained) == 300
+    # drawn by score: at random the means would differ by ~0.08 std (300 samples each)
+    for drawn in (kept, chained):
+        assert drawn.mean() - plain.mean() > 0.3 * plain.std(), (drawn.mean(), plain.mean(),
+                                                                 plain.std())
 
     # a D that judges pairs only has no x-only score: refused by name before anything loads
     build_run(load_config("ali_2d_ring", SMALL_2D + [
@@ -308,6 +314,9 @@ def test_drs_keeps_the_samples_the_x_only_score_rates_most_real(in_tmp, capsys):
     capsys.readouterr()
     assert main(["sample", "runs/pairs", "--n", "50", "--drs", "80"]) == 2
     assert "discriminator.args.unary = true" in capsys.readouterr().err
+    assert main(["sample", "runs/pairs", "--n", "50", "--mh", "5"]) == 2
+    assert "--mh on an ALI run needs a discriminator that scores x alone" in \
+        capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -353,14 +362,14 @@ def test_config_mistakes_are_named(overrides, message, tmp_path):
 
 
 def test_reconstructions_are_of_examples_the_run_did_not_train_on(tmp_path):
-    from gantrain.recipes.ali.examples import reconstruction_examples
+    from gantrain.recipes.ali.examples import evaluation_examples
 
     from .data.test_idx import write_mnist
 
     def examples(preset, overrides):
         config = load_config(preset, overrides)
         data = build_data(config.data.dataset, config.data.args, 8, config.seed)
-        return data, reconstruction_examples(config, data, 6, seed=0)
+        return data, evaluation_examples(config, data, 6, seed=0)
 
     data, (x, source) = examples("ali_2d_ring", [])
     assert source == "fresh mixture draws" and x.shape == (6, 2)

@@ -58,18 +58,18 @@ def test_benchmark_2d_reports_modes(in_tmp):
 @pytest.mark.slow
 def test_benchmark_2d_scores_an_ali_run_with_its_own_sampler(in_tmp):
     """ALI runs are scored through ALI's sampler (its G lives in the GE player): the raw
-    generator, and DRS on the unary D's x-only score; a D that judges pairs only has no such
-    score, and --drs is refused by name before anything trains."""
+    generator, and DRS and MH on the unary D's x-only score; a D that judges pairs only has no
+    such score, and --drs is refused by name before anything trains."""
     tiny = ["--set", "train.steps=20", "--set", "train.sample_every=20",
             "--set", "train.checkpoint_every=20"]
     cmd = [sys.executable, str(SCRIPTS / "benchmark_2d.py"), "--presets", "ali_2d_ring",
            "--seeds", "3", "--drs", "80", *tiny]
-    out = subprocess.run(cmd + ["--no-ema", "--out", "r.json"], cwd=in_tmp, capture_output=True,
-                         text=True, timeout=600)
+    out = subprocess.run(cmd + ["--no-ema", "--mh", "5", "--out", "r.json"], cwd=in_tmp,
+                         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    plain, raw, drs = json.loads((in_tmp / "r.json").read_text())["runs"]
-    assert (plain["sampler"], raw["sampler"], drs["sampler"]) == ("plain", "no-ema", "drs80")
-    assert raw["samples"] == drs["samples"] == 2500 and raw["total_modes"] == 8
+    plain, raw, drs, mh = json.loads((in_tmp / "r.json").read_text())["runs"]
+    assert [r["sampler"] for r in (plain, raw, drs, mh)] == ["plain", "no-ema", "drs80", "mh5"]
+    assert raw["samples"] == drs["samples"] == mh["samples"] == 2500 and raw["total_modes"] == 8
     assert raw["reverse_kl"] != plain["reverse_kl"]  # EMA and raw weights draw apart
     refused = subprocess.run(cmd + ["--set", "discriminator.args.unary=false", "--out", "r2.json"],
                              cwd=in_tmp, capture_output=True, text=True, timeout=600)

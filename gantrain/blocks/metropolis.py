@@ -29,6 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 BATCH = 1024  # samples scored at a time
+CALIBRATION = 2000  # real and generated samples the calibration is fitted on
 
 
 def fit_platt(real_logits: np.ndarray, fake_logits: np.ndarray, ridge: float = 1e-4,
@@ -89,7 +90,7 @@ def _chains(state: np.ndarray, logit: np.ndarray, draw: Callable[[int], np.ndarr
 
 def mh_sample(draw: Callable[[int], np.ndarray], score: Callable[[np.ndarray], np.ndarray],
               real: np.ndarray, n: int, rng: np.random.Generator, steps: int = 20,
-              calibrate: int = 2000) -> tuple[np.ndarray, dict[str, float]]:
+              calibrate: int = CALIBRATION) -> tuple[np.ndarray, dict[str, float]]:
     """``n`` samples, each the end of an independent MH chain of ``steps`` proposals.
 
     Args:

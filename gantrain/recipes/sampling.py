@@ -42,6 +42,24 @@ def check_drs(drs: float | None, interpolate: int | None) -> None:
                           "use one of --drs, --interpolate")
 
 
+def check_mh(mh: int | None, interpolate: int | None) -> None:
+    """Refuse a ``--mh`` chain length below 1, or MH with ``--interpolate`` (each sample comes
+    from its own chain, so no path survives)."""
+    if mh is not None and mh < 1:
+        raise ConfigError(f"--mh is a number of steps >= 1, got {mh}")
+    if mh is not None and interpolate:
+        raise ConfigError("--mh draws each sample from its own chain, so it cannot keep "
+                          "interpolation paths; use one of --mh, --interpolate")
+
+
+def check_one_critic_method(**methods: float | None) -> None:
+    """Refuse more than one way of using D at sampling time (``drs=...``, ``mh=...``, ...)."""
+    chosen = [f"--{name}" for name, value in methods.items() if value is not None]
+    if len(chosen) > 1:
+        raise ConfigError(f"{' and '.join(chosen)} are ways to use D at sampling time; "
+                          "choose one")
+
+
 def options_for(cls: type[SampleOptions], given: dict[str, Any], task: str,
                 flags: dict[str, str]) -> SampleOptions:
     """``cls(**given)``, refusing an option the recipe does not take. ``flags`` maps option

@@ -24,7 +24,7 @@ from ...metrics.report import METRICS, plain
 from ..evaluation import EvalOptions, score_samples
 from ..sampling import load_player_nets
 from .config import ALIConfig
-from .examples import held_out_examples, reconstruction_examples
+from .examples import evaluation_examples, held_out_examples
 from .run import Autoencoder, build_nets, reconstruction_errors
 
 
@@ -57,7 +57,7 @@ def evaluate_run(ckpt: Path, config: ALIConfig, out: Path, classifier: str | Pat
     data = build_data(config.data.dataset, config.data.args, config.data.batch_size, config.seed)
     report, table, extractor = score_samples(fake, data, classifier, metrics, seed)
     if extractor is None:  # a 2D mixture: squared errors only
-        x, source = reconstruction_examples(config, data, recon, seed + 1)
+        x, source = evaluation_examples(config, data, recon, seed + 1)
         report["reconstruction"] = {"examples": len(x), "source": source,
                                     **reconstruction_errors(x, auto.reconstruct(x))}
     else:

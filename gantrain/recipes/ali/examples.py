@@ -38,7 +38,7 @@ def held_out_examples(config: ALIConfig, n: int) -> tuple[ArrayDataset, str]:
                       f"{d.dataset!r} has none (digits or {', '.join(LABELLED_SPLITS)} do)")
 
 
-def reconstruction_examples(config: ALIConfig, data: DataBundle, n: int,
+def evaluation_examples(config: ALIConfig, data: DataBundle, n: int,
                             seed: int) -> tuple[np.ndarray, str]:
     """``n`` real examples to reconstruct and where they come from: fresh draws of a mixture,
     else held-out examples, else (a dataset without a test split, or whose test files are

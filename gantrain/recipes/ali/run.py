@@ -33,7 +33,7 @@ from ...engine.sampling import Sampler
 from ..base import Run
 from .build import ALI, build_ali, check_ali_shapes
 from .config import ALIConfig
-from .examples import reconstruction_examples
+from .examples import evaluation_examples
 
 RECON_ROWS = 4  # pairs of rows (x, G(E(x))) in a reconstruction grid
 RECON_COLS = 8
@@ -140,7 +140,7 @@ class ALIRun(Run):
         n_eval = c.train.grid if self.is_image else c.train.samples
         self.eval_z = np.random.default_rng([c.seed, 1]).standard_normal((n_eval, c.gan.z_dim))
         n_recon = 256 if self.is_image else 500
-        self.eval_x, self.eval_x_source = reconstruction_examples(c, self.data, n_recon, c.seed)
+        self.eval_x, self.eval_x_source = evaluation_examples(c, self.data, n_recon, c.seed)
 
     @property
     def is_image(self) -> bool:

@@ -12,13 +12,20 @@ from pathlib import Path
 import numpy as np
 
 from ...blocks import latents
-from ...blocks.metropolis import mh_sample
+from ...blocks.metropolis import CALIBRATION, mh_sample
 from ...blocks.rejection import check_density_ratio_loss, rejection_sample
 from ...config.imports import build_cell
 from ...config.strict import ConfigError
 from ...data.registry import build_data
 from ...engine.sampling import Sampler
-from ..sampling import Drawn, SampleOptions, check_drs, load_player_nets
+from ..sampling import (
+    Drawn,
+    SampleOptions,
+    check_drs,
+    check_mh,
+    check_one_critic_method,
+    load_player_nets,
+)
 from .config import GANConfig
 
 
@@ -35,20 +42,12 @@ class GANSampleOptions(SampleOptions):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_drs(self.drs, self.interpolate)
-        for flag, steps in (("--dot", self.dot), ("--mh", self.mh)):
-            if steps is not None and steps < 1:
-                raise ConfigError(f"{flag} is a number of steps >= 1, got {steps}")
-        chosen = [f for f, v in (("--drs", self.drs), ("--dot", self.dot), ("--mh", self.mh))
-                  if v is not None]
-        if len(chosen) > 1:
-            raise ConfigError(f"{' and '.join(chosen)} are ways to use D at sampling time; "
-                              "choose one")
-        if self.mh is not None and self.interpolate:
-            raise ConfigError("--mh draws each sample from its own chain, so it cannot keep "
-                              "interpolation paths; use one of --mh, --interpolate")
+        check_mh(self.mh, self.interpolate)
+        if self.dot is not None and self.dot < 1:
+            raise ConfigError(f"--dot is a number of steps >= 1, got {self.dot}")
+        check_one_critic_method(drs=self.drs, dot=self.dot, mh=self.mh)
 
 
-MH_CALIBRATION = 2000  # real and generated samples MH's calibration is fitted on
 PARTNERS = 8  # packs a sample is scored in, each with other random samples, when D packs
 
 
@@ -141,9 +140,8 @@ def mh_samples(ckpt: Path, config: GANConfig, options: GANSampleOptions, generat
                rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
     """``options.n`` samples, each the end of a calibrated Metropolis-Hastings chain."""
     draw, score = ratio_critic(ckpt, config, options, generate, rng, "--mh")
-    real = real_samples(config, max(options.n, 2 * MH_CALIBRATION), rng)
-    return mh_sample(draw, score, real, options.n, rng, steps=options.mh,
-                     calibrate=MH_CALIBRATION)
+    real = real_samples(config, max(options.n, 2 * CALIBRATION), rng)
+    return mh_sample(draw, score, real, options.n, rng, steps=options.mh)
 
 
 def draw_samples(ckpt: Path, config: GANConfig,
