@@ -3,7 +3,8 @@ evaluation classifier.
 
     python scripts/benchmark_images.py [--presets dcgan_digits] [--seeds 1 2 3 4 5]
                                        [--set KEY=VALUE ...] [--classifier classifiers/digits]
-                                       [--n 10000] [--no-ema] [--dot 20 ...] [--rescore]
+                                       [--n 10000] [--no-ema] [--dot 20 ...] [--mh 20 ...]
+                                       [--rescore]
                                        [--out F.json]
                                        [--classifier-data mnist --classifier-root DIR]
 
@@ -11,7 +12,8 @@ For each preset and seed: the Frechet distance on the classifier's features, pre
 density and coverage (Kynkaanniemi et al. 2019; Naeem et al. 2020), the class histogram's KL to
 the data's class frequencies and the classes covered, on ``--n`` samples of the EMA generator
 (``--no-ema`` adds rows for the raw one; ``--dot STEPS`` adds rows for each sampler's noise
-moved by discriminator optimal transport, as ``gantrain sample --dot``), beside the
+moved by discriminator optimal transport, as ``gantrain sample --dot``, and ``--mh STEPS`` for
+the ends of Metropolis-Hastings chains, as ``gantrain sample --mh``), beside the
 real-vs-real baseline, with the wall time of the training (compile included). A Stacked MNIST
 preset (``data.dataset = "stacked_mnist"``) is scored by its own protocol instead (PacGAN
 Sec. 5.2, 26,000 samples unless ``--n``): modes covered out of 1000, the KL of the mode
@@ -66,7 +68,7 @@ def has_ema(preset: str, overrides: list[str]) -> bool:
 
 
 def score(base: dict, overrides: list[str], classifier: Path, n: int | None, ema: bool,
-          dot: int | None = None) -> dict:
+          dot: int | None = None, mh: int | None = None) -> dict:
     """``base``'s finished run scored on ``n`` samples, as a row named by its sampler."""
     folder = benchmark_run_dir("benchimg", base["preset"], base["seed"], overrides)
     if not folder.is_dir():
@@ -74,11 +76,12 @@ def score(base: dict, overrides: list[str], classifier: Path, n: int | None, ema
     ckpt = checkpoint.resolve(folder)
     config = checkpoint_config(ckpt)
     runtime.setup(config.device, config.seed)
-    sampler = ("ema" if ema else "raw") + (f"-dot{dot}" if dot else "")
+    sampler = (("ema" if ema else "raw") + (f"-dot{dot}" if dot else "")
+               + (f"-mh{mh}" if mh else ""))
     stacked = config.data.dataset == "stacked_mnist"
     n = n or (STACKED_SAMPLES if stacked else 10000)
     metrics = ("stacked",) if stacked else ("fd", "prdc", "classes")
-    options = EvalOptions(str(classifier), n, metrics, ema, base["seed"], dot=dot)
+    options = EvalOptions(str(classifier), n, metrics, ema, base["seed"], dot=dot, mh=mh)
     report = get_recipe(config.task).evaluate(ckpt, config, folder / f"eval-{sampler}.json",
                                               options)
     figures, baseline = (_stacked_figures(report) if stacked else _image_figures(report))
@@ -198,6 +201,8 @@ def main() -> None:
     p.add_argument("--no-ema", action="store_true", help="also score the raw generator")
     p.add_argument("--dot", nargs="*", type=int, default=[], metavar="STEPS",
                    help="also score each sampler with DOT of this many steps")
+    p.add_argument("--mh", nargs="*", type=int, default=[], metavar="STEPS",
+                   help="also score each sampler with Metropolis-Hastings chains of STEPS")
     p.add_argument("--rescore", action="store_true", help="no training: score runs/ again")
     p.add_argument("--out", default="benchmark_images.json")
     args = p.parse_args()
@@ -211,8 +216,9 @@ def main() -> None:
             # a run without EMA weights has one generator: score it once, as "raw"
             emas = (True, False)[: 1 + args.no_ema] if has_ema(preset, args.overrides) \
                 else (False,)
-            for ema, dot in itertools.product(emas, [None, *args.dot]):
-                row = score(base, args.overrides, args.classifier, args.n, ema, dot)
+            methods = [{}] + [{"dot": k} for k in args.dot] + [{"mh": k} for k in args.mh]
+            for ema, method in itertools.product(emas, methods):
+                row = score(base, args.overrides, args.classifier, args.n, ema, **method)
                 rows.append(row)
                 print(f"{preset} seed {seed} {row['sampler']}: {describe(row)}, "
                       f"{row.get('wall_s', '-')} s", flush=True)

@@ -115,16 +115,19 @@ def test_benchmark_images_scores_every_seed_and_sampler(in_tmp):
     # --rescore: the same runs scored again without training give the same figures
     again = subprocess.run(
         [sys.executable, str(SCRIPTS / "benchmark_images.py"), "--seeds", "1", "--n", "300",
-         "--rescore", "--dot", "3", "--out", "r2.json", *sum([["--set", o] for o in tiny], [])],
+         "--rescore", "--dot", "3", "--mh", "3", "--out", "r2.json",
+         *sum([["--set", o] for o in tiny], [])],
         cwd=in_tmp, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
-    rescored, moved = json.loads((in_tmp / "r2.json").read_text())["runs"]
+    rescored, moved, chained = json.loads((in_tmp / "r2.json").read_text())["runs"]
     before = runs[2]
     assert "wall_s" not in rescored
     assert (rescored["fd"], rescored["precision"]) == (before["fd"], before["precision"])
     # --dot: the same noise moved by discriminator optimal transport, scored as its own sampler
     assert (moved["sampler"], moved["seed"]) == ("ema-dot3", 1) and moved["fd"] != before["fd"]
     assert "| dcgan_digits | ema-dot3 | 1 |" in again.stdout
+    # --mh: the ends of Metropolis-Hastings chains on the (hinge) critic, calibrated
+    assert chained["sampler"] == "ema-mh3" and chained["fd"] != before["fd"]
 
     # a Stacked MNIST preset is scored by modes, KL and confident share beside real stacked digits
     stacked = [sys.executable, str(SCRIPTS / "benchmark_images.py"), "--presets",

@@ -71,7 +71,8 @@ def x_score(D, config: ALIConfig, flag: str):
             f"{flag} on an ALI run needs a discriminator that scores x alone; "
             f"{config.discriminator.model} judges (x, z) pairs only. Train with "
             "discriminator.args.unary = true (BigBiGAN's s_x, s_z and s_xz)")
-    check_density_ratio_loss(config.gan.loss, flag)
+    if flag == "--drs":  # MH calibrates the score into a log ratio first
+        check_density_ratio_loss(config.gan.loss, flag)
 
     def s_x(x, z):
         return D(x, z)[:, 0]

@@ -102,13 +102,15 @@ def critic_score(D, m: int, rng: np.random.Generator):
 
 
 def ratio_critic(ckpt: Path, config: GANConfig, options: GANSampleOptions, generate,
-                 rng: np.random.Generator, flag: str):
+                 rng: np.random.Generator, flag: str, raw_ratio: bool):
     """``(draw, score)`` for a method that reads D's logit as a log density ratio (DRS, MH):
     ``k -> k`` samples of the generator, and D's logits for samples. Refuses conditional runs
-    and losses whose logit is not such a ratio, naming ``flag``."""
+    and, when the method takes the raw logit as the ratio (``raw_ratio``: DRS; MH calibrates
+    it first), losses whose logit is not one, naming ``flag``."""
     if config.gan.num_classes > 0:
         raise ConfigError(f"{flag} is for unconditional GAN runs; this run is class-conditional")
-    check_density_ratio_loss(config.gan.loss, flag)
+    if raw_ratio:
+        check_density_ratio_loss(config.gan.loss, flag)
     score = load_critic(ckpt, config, rng)
 
     def draw(k: int) -> np.ndarray:
@@ -121,7 +123,7 @@ def ratio_critic(ckpt: Path, config: GANConfig, options: GANSampleOptions, gener
 def drs_samples(ckpt: Path, config: GANConfig, options: GANSampleOptions, generate,
                 rng: np.random.Generator) -> tuple[np.ndarray, float]:
     """``options.n`` samples kept by discriminator rejection sampling, and the share kept."""
-    draw, score = ratio_critic(ckpt, config, options, generate, rng, "--drs")
+    draw, score = ratio_critic(ckpt, config, options, generate, rng, "--drs", raw_ratio=True)
     return rejection_sample(draw, score, options.n, rng, percentile=options.drs)
 
 
@@ -138,8 +140,10 @@ def real_samples(config: GANConfig, n: int, rng: np.random.Generator) -> np.ndar
 
 def mh_samples(ckpt: Path, config: GANConfig, options: GANSampleOptions, generate,
                rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
-    """``options.n`` samples, each the end of a calibrated Metropolis-Hastings chain."""
-    draw, score = ratio_critic(ckpt, config, options, generate, rng, "--mh")
+    """``options.n`` samples, each the end of a calibrated Metropolis-Hastings chain. Any
+    critic serves: the calibration maps its logit to a log ratio, as Turner et al. did for
+    Progressive GAN's Wasserstein critic."""
+    draw, score = ratio_critic(ckpt, config, options, generate, rng, "--mh", raw_ratio=False)
     real = real_samples(config, max(options.n, 2 * CALIBRATION), rng)
     return mh_sample(draw, score, real, options.n, rng, steps=options.mh)
 
