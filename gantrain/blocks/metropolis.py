@@ -11,13 +11,15 @@ optimal D, ``l = log p_data / p_g`` and the chain's stationary distribution is t
 whatever G's; unlike rejection sampling it needs no bound on the ratio. Two details of the
 paper make it work on a real D:
 
-- **Calibration** (their Sec. 3.3): a D trained to the end of a run is over-confident, and the
+- **Calibration**: a D trained to the end of a run is over-confident, and the
   acceptance reads ``l`` as a log ratio on an absolute scale. ``l = a * logit + b`` is fitted by
   logistic regression of real (1) against generated (0) samples (Platt scaling); only the scale
-  ``a`` enters ``alpha``.
+  ``a`` enters ``alpha``. The paper compares several calibrators on a held-out set; logistic
+  calibration is the simplest, and it also turns a hinge or Wasserstein critic's score (the
+  paper wraps WGAN and Progressive GAN too) into a log-ratio estimate.
 - **Initialisation at a real sample**, which avoids a burn-in: the chain starts where the target
   distribution has mass, and a chain that never accepted a proposal restarts from a generated
-  sample so that every output is a generated one (their Sec. 3.2).
+  sample so that every output is a generated one.
 
 Only numpy here: ``draw(k)`` gives k proposals and ``score(x)`` their logits.
 """

@@ -141,8 +141,8 @@ def real_samples(config: GANConfig, n: int, rng: np.random.Generator) -> np.ndar
 def mh_samples(ckpt: Path, config: GANConfig, options: GANSampleOptions, generate,
                rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
     """``options.n`` samples, each the end of a calibrated Metropolis-Hastings chain. Any
-    critic serves: the calibration maps its logit to a log ratio, as Turner et al. did for
-    Progressive GAN's Wasserstein critic."""
+    critic serves: the calibration maps its logit to a log ratio (Turner et al. wrap WGAN
+    critics too)."""
     draw, score = ratio_critic(ckpt, config, options, generate, rng, "--mh", raw_ratio=False)
     real = real_samples(config, max(options.n, 2 * CALIBRATION), rng)
     return mh_sample(draw, score, real, options.n, rng, steps=options.mh)
