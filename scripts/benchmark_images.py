@@ -7,6 +7,7 @@ evaluation classifier.
                                        [--rescore]
                                        [--out F.json]
                                        [--classifier-data mnist --classifier-root DIR]
+                                       [--classifier-epochs N]
 
 For each preset and seed: the Frechet distance on the classifier's features, precision, recall,
 density and coverage (Kynkaanniemi et al. 2019; Naeem et al. 2020), the class histogram's KL to
@@ -22,10 +23,10 @@ histogram to uniform, and the share of confident samples that those two count. A
 share the classifier puts in the input's class, and its accuracy on them. Then per preset
 and sampler the mean, standard deviation and worst seed of each figure, as JSON and markdown.
 The classifier is trained once on the embedded digits (``gantrain eval train-classifier``,
-3 epochs; ``--classifier-data``/``--classifier-root`` for real MNIST, 10 epochs) when
-``--classifier`` does not exist yet. Runs write to runs/benchimg-<preset>-s<seed>/ (with
-``-<hash>`` of the ``--set`` overrides when given) and keep
-their sample grids there; ``--rescore`` scores those runs again without training. The JSON is
+3 epochs; ``--classifier-data``/``--classifier-root`` for real MNIST, 10 epochs;
+``--classifier-epochs`` to change that) when ``--classifier`` does not exist yet. Runs write
+to runs/benchimg-<preset>-s<seed>/ (with ``-<hash>`` of the ``--set`` overrides when given) and
+keep their sample grids there; ``--rescore`` scores those runs again without training. The JSON is
 rewritten after every run.
 """
 
@@ -112,13 +113,14 @@ def _stacked_figures(report: dict) -> tuple[dict, dict]:
              "samples": report["real_vs_real"]["stacked"]["samples"]})
 
 
-def ensure_classifier(path: Path, data: str, root: str | None) -> None:
+def ensure_classifier(path: Path, data: str, root: str | None, epochs: int | None) -> None:
     from gantrain.metrics.classifier import META, classifier_data, train_classifier
 
     if (path / META).is_file():
         return
     trained, test = classifier_data(data, root)
-    result = train_classifier(trained, test, path, epochs=3 if data == "digits" else 10, seed=0)
+    epochs = epochs or (3 if data == "digits" else 10)
+    result = train_classifier(trained, test, path, epochs=epochs, seed=0)
     print(f"trained the evaluation classifier: {100 * result.accuracy:.2f}% test accuracy, "
           f"saved to {result.path}", flush=True)
 
@@ -196,6 +198,8 @@ def main() -> None:
     p.add_argument("--classifier-data", default="digits",
                    help="what --classifier is trained on when missing: digits | mnist")
     p.add_argument("--classifier-root", help="its dataset folder (all but digits)")
+    p.add_argument("--classifier-epochs", type=int, metavar="N",
+                   help="its training epochs (default 3 for digits, 10 otherwise)")
     p.add_argument("--n", type=int, help="generated samples per score (default 10,000; "
                    "26,000 for Stacked MNIST)")
     p.add_argument("--no-ema", action="store_true", help="also score the raw generator")
@@ -207,7 +211,8 @@ def main() -> None:
     p.add_argument("--out", default="benchmark_images.json")
     args = p.parse_args()
     runtime.setup(load_config(args.presets[0], args.overrides).device, 0)
-    ensure_classifier(args.classifier, args.classifier_data, args.classifier_root)
+    ensure_classifier(args.classifier, args.classifier_data, args.classifier_root,
+                      args.classifier_epochs)
     rows: list[dict] = []
     for preset in args.presets:
         for seed in args.seeds:

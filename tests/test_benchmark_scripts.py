@@ -85,12 +85,13 @@ def test_benchmark_images_scores_every_seed_and_sampler(in_tmp):
             "train.steps=10", "train.sample_every=10", "train.checkpoint_every=10"]
     cmd = [sys.executable, str(SCRIPTS / "benchmark_images.py"), "--seeds", "0", "1",
            "--presets", "dcgan_digits", "ali_digits", "--n", "300", "--no-ema", "--out",
-           "r.json"]
+           "r.json", "--classifier-epochs", "1"]
     for o in tiny:
         cmd += ["--set", o]
     out = subprocess.run(cmd, cwd=in_tmp, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert (in_tmp / "classifiers" / "digits" / "classifier.json").is_file()
+    classifier = json.loads((in_tmp / "classifiers" / "digits" / "classifier.json").read_text())
+    assert classifier["epochs"] == 1  # --classifier-epochs; 3 by default
     result = json.loads((in_tmp / "r.json").read_text())
     runs = [r for r in result["runs"] if r["preset"] == "dcgan_digits"]
     assert [(r["seed"], r["sampler"]) for r in runs] == [

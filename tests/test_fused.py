@@ -169,11 +169,11 @@ def test_the_branch_free_body_computes_what_the_step_computes(accumulate):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("jit_level", ["O0", "O1"])
-def test_a_gan_run_resumed_with_k_per_call_equals_one_per_call(jit_level, tmp_path):
+def test_a_gan_run_resumed_with_k_per_call_equals_one_per_call(tmp_path):
     """The GAN recipe with gradient noise, accumulation and a lazy R1 phase: one iteration per
-    call for 8 iterations, against 2 per call interrupted at 4 and resumed; at both jit
-    levels."""
+    call for 8 iterations at jit level O0, against 2 per call at O1, interrupted at 4 and
+    resumed. One comparison covers k per call, resume, and O1 computing O0's bits on CPU
+    (docs/mindspore-notes.md, item 34)."""
     from gantrain.recipes.gan.run import GANRun
     from gantrain.recipes.registry import load_config
 
@@ -183,11 +183,12 @@ def test_a_gan_run_resumed_with_k_per_call_equals_one_per_call(jit_level, tmp_pa
                  "gan.penalty=\"r1\"", "gan.penalty_weight=0.1", "gan.penalty_every=2",
                  "train.progress=false", "train.steps=8", "train.log_every=2",
                  "train.sample_every=4", "train.checkpoint_every=4", "guard.every=2",
-                 "train.samples=16", f"jit_level=\"{jit_level}\""]
+                 "train.samples=16"]
 
     def make(k: int, folder) -> GANRun:
-        return GANRun(load_config("gan_2d_ring",
-                                  overrides + [f"train.iterations_per_call={k}"]), folder)
+        level = "O0" if k == 1 else "O1"
+        return GANRun(load_config("gan_2d_ring", overrides + [
+            f"train.iterations_per_call={k}", f'jit_level="{level}"']), folder)
 
     straight = make(1, tmp_path / "a")
     straight.train()
