@@ -10,8 +10,6 @@ import pytest
 from gantrain.blocks.metropolis import fit_platt, mh_sample
 from gantrain.cli.main import main
 
-from .test_rejection import TINY_2D
-
 
 def gaussian_case(seed: int = 0, overconfidence: float = 1.0):
     """Proposal N(0, 2^2), target N(1, 1): the exact log ratio is log 2 - (x - 1)^2 / 2 + x^2 / 8
@@ -73,24 +71,23 @@ def test_every_output_is_a_generated_sample():
 
 
 @pytest.mark.slow
-def test_sample_mh_on_a_trained_2d_gan(in_tmp, capsys):
-    assert main(["train", "gan_2d_ring", "--name", "g", *TINY_2D]) == 0
+def test_sample_mh_on_a_trained_2d_gan(in_tmp, capsys, trained_2d):
+    run = str(trained_2d("packed"))
     capsys.readouterr()
-    assert main(["sample", "runs/g", "--n", "300", "--mh", "10", "--out", "m.npy"]) == 0
+    assert main(["sample", run, "--n", "300", "--mh", "10", "--out", "m.npy"]) == 0
     out = capsys.readouterr().out
     assert "300 samples of shape (2,) at the ends of Metropolis-Hastings chains of 10" in out
     chained = np.load(in_tmp / "m.npy")
     assert chained.shape == (300, 2) and np.isfinite(chained).all()
-    assert main(["sample", "runs/g", "--n", "300", "--out", "plain.npy"]) == 0
+    assert main(["sample", run, "--n", "300", "--out", "plain.npy"]) == 0
     assert not np.array_equal(np.load(in_tmp / "plain.npy"), chained)
-    assert main(["sample", "runs/g", "--mh", "10", "--drs", "80"]) == 2
+    assert main(["sample", run, "--mh", "10", "--drs", "80"]) == 2
     assert "--drs and --mh are ways to use D at sampling time" in capsys.readouterr().err
-    assert main(["sample", "runs/g", "--mh", "0"]) == 2
+    assert main(["sample", run, "--mh", "0"]) == 2
     assert "--mh is a number of steps >= 1, got 0" in capsys.readouterr().err
     # a hinge critic's logit is no log ratio, but calibrated it serves (DRS refuses it)
-    assert main(["train", "gan_2d_ring", "--name", "h", *TINY_2D,
-                 "--set", 'gan.loss="hinge"']) == 0
+    hinge = str(trained_2d("packed_hinge"))
     capsys.readouterr()
-    assert main(["sample", "runs/h", "--n", "100", "--mh", "10", "--out", "h.npy"]) == 0
+    assert main(["sample", hinge, "--n", "100", "--mh", "10", "--out", "h.npy"]) == 0
     assert "calibrated logit scale" in capsys.readouterr().out
     assert np.load(in_tmp / "h.npy").shape == (100, 2)

@@ -47,29 +47,23 @@ def test_bad_percentile_and_too_few_kept_are_clear():
                          burn_in=100, max_candidates=200)
 
 
-TINY_2D = ["--set", "train.steps=30", "--set", "train.log_every=10", "--set",
-           "train.sample_every=30", "--set", "train.checkpoint_every=30", "--set",
-           "data.batch_size=64", "--set", "train.progress=false"]
-
-
 @pytest.mark.slow
-def test_sample_drs_on_a_trained_packed_2d_gan(in_tmp, capsys):
-    assert main(["train", "gan_2d_grid", "--name", "g", *TINY_2D]) == 0  # pack 2
+def test_sample_drs_on_a_trained_packed_2d_gan(in_tmp, capsys, trained_2d):
+    run = str(trained_2d("packed"))  # pack 2
     capsys.readouterr()
-    assert main(["sample", "runs/g", "--n", "300", "--drs", "80", "--out", "k.npy"]) == 0
+    assert main(["sample", run, "--n", "300", "--drs", "80", "--out", "k.npy"]) == 0
     out = capsys.readouterr().out
     assert "300 samples of shape (2,) kept by discriminator rejection sampling" in out
     kept = np.load(in_tmp / "k.npy")
     assert kept.shape == (300, 2) and np.isfinite(kept).all()
-    assert main(["sample", "runs/g", "--n", "300", "--out", "plain.npy"]) == 0
+    assert main(["sample", run, "--n", "300", "--out", "plain.npy"]) == 0
     assert not np.array_equal(np.load(in_tmp / "plain.npy"), kept)
     # refusals, each naming the problem
-    assert main(["sample", "runs/g", "--drs", "80", "--interpolate", "5"]) == 2
+    assert main(["sample", run, "--drs", "80", "--interpolate", "5"]) == 2
     assert "cannot keep interpolation paths" in capsys.readouterr().err
-    assert main(["sample", "runs/g", "--drs", "150"]) == 2
+    assert main(["sample", run, "--drs", "150"]) == 2
     assert "--drs is a percentile in [0, 100], got 150" in capsys.readouterr().err
-    assert main(["train", "gan_2d_grid", "--name", "h", *TINY_2D,
-                 "--set", 'gan.loss="hinge"']) == 0
+    hinge = str(trained_2d("packed_hinge"))
     capsys.readouterr()
-    assert main(["sample", "runs/h", "--drs", "80"]) == 2
+    assert main(["sample", hinge, "--drs", "80"]) == 2
     assert "this run used 'hinge'" in capsys.readouterr().err

@@ -17,8 +17,8 @@ MIXTURE = ["optim.discriminator.grad_noise=0.01", "optim.generator.accumulate=2"
            "discriminator.args.in_dim=2"]
 CASES = {
     "mixture": ("gan_2d_ring", MIXTURE),
-    # the same under MindSpore's operator fusion (jit_level O1, opt-in)
-    "mixture_O1": ("gan_2d_ring", MIXTURE + ["jit_level=\"O1\""]),
+    # (resume under jit_level O1 is covered by tests/test_fused.py, which resumes an O1 run
+    # against an uninterrupted O0 one with the same mixture)
     # BatchNorm statistics (G), spectral-norm power-iteration vectors (D), EMA, DiffAugment
     # draws, shuffled data position
     "images": ("dcgan_digits", ["data.args={n = 96, size = 28}", "data.batch_size=16",

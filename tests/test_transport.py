@@ -80,38 +80,31 @@ def test_compiled_potential_gradient_matches_finite_differences():
         np.testing.assert_allclose(grads[:, j], numeric, rtol=2e-2, atol=2e-3)
 
 
-TINY_2D = ["--set", "train.steps=60", "--set", "train.log_every=20", "--set",
-           "train.sample_every=60", "--set", "train.checkpoint_every=60", "--set",
-           "data.batch_size=64", "--set", "train.progress=false"]
-
-
 @pytest.mark.slow
-def test_sample_and_eval_dot_on_a_trained_2d_gan(in_tmp, capsys):
-    assert main(["train", "gan_2d_ring", "--name", "g", *TINY_2D,
-                 "--set", 'gan.loss="hinge"', "--set", "gan.pack=1",
-                 "--set", "discriminator.args.in_dim=2"]) == 0  # any loss will do
+def test_sample_and_eval_dot_on_a_trained_2d_gan(in_tmp, capsys, trained_2d):
+    run = trained_2d("hinge")  # any loss will do; one sample per D decision
     capsys.readouterr()
-    assert main(["sample", "runs/g", "--n", "300", "--dot", "10", "--out", "t.npy"]) == 0
+    assert main(["sample", str(run), "--n", "300", "--dot", "10", "--out", "t.npy"]) == 0
     out = capsys.readouterr().out
     assert "300 samples of shape (2,) from noise moved by discriminator optimal transport" in out
     before, after = (float(x) for x in out.split("mean D ")[1].split(",")[0].split(" -> "))
     assert after > before
-    assert main(["sample", "runs/g", "--n", "300", "--out", "plain.npy"]) == 0
+    assert main(["sample", str(run), "--n", "300", "--out", "plain.npy"]) == 0
     moved, plain = np.load(in_tmp / "t.npy"), np.load(in_tmp / "plain.npy")
     assert moved.shape == plain.shape == (300, 2) and np.isfinite(moved).all()
     assert not np.array_equal(moved, plain)
     capsys.readouterr()
     # eval scores what sample --dot draws, and says so
-    assert main(["eval", "runs/g", "--n", "300", "--dot", "10"]) == 0
-    report = json.loads((in_tmp / "runs" / "g" / "eval.json").read_text())
+    assert main(["eval", str(run), "--n", "300", "--dot", "10"]) == 0
+    report = json.loads((run / "eval.json").read_text())
     assert "discriminator optimal transport (10 steps" in report["drawn"]
     capsys.readouterr()
     # refusals, each naming the problem
-    assert main(["sample", "runs/g", "--dot", "0"]) == 2
+    assert main(["sample", str(run), "--dot", "0"]) == 2
     assert "--dot is a number of steps >= 1, got 0" in capsys.readouterr().err
-    assert main(["sample", "runs/g", "--dot", "5", "--drs", "80"]) == 2
+    assert main(["sample", str(run), "--dot", "5", "--drs", "80"]) == 2
     assert "choose one" in capsys.readouterr().err
-    assert main(["train", "gan_2d_ring", "--name", "p", *TINY_2D]) == 0  # pack 2
+    packed = str(trained_2d("packed"))
     capsys.readouterr()
-    assert main(["sample", "runs/p", "--dot", "5"]) == 2
+    assert main(["sample", packed, "--dot", "5"]) == 2
     assert "judges packs of 2 (gan.pack)" in capsys.readouterr().err
