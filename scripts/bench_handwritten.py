@@ -19,6 +19,7 @@ from mindspore import Tensor, ops
 
 from gantrain.blocks.losses import get_loss
 from gantrain.config.imports import build_cell
+from gantrain.engine.optim import Adam
 from gantrain.recipes.gan.config import GANConfig as Config
 
 
@@ -37,10 +38,10 @@ def _sq_norm(g):
 
 
 def _adam(net, oc):
-    b1, b2 = oc.betas
-    if b1 == 0.0:  # nn.Adam rejects beta1 = 0 (docs/mindspore-notes.md, item 15)
-        return ms.mint.optim.Adam(net.trainable_params(), lr=oc.lr, betas=(b1, b2))
-    return ms.nn.Adam(net.trainable_params(), learning_rate=oc.lr, beta1=b1, beta2=b2)
+    # the optimizer gantrain builds (nn.Adam's kernel, also for beta1 = 0, which nn.Adam's
+    # own check refuses: docs/mindspore-notes.md, item 15), so that the loops differ only in
+    # the framework around it
+    return Adam(lr=oc.lr, betas=tuple(oc.betas)).build(net.trainable_params())
 
 
 class Handwritten:

@@ -122,3 +122,30 @@ def test_old_configs_drop_the_keys_their_recipe_never_read(capsys):
     assert "ignored train.samples = 64" in notice and "n_critic" not in notice
     with pytest.raises(ConfigError, match=r"task 'cyclegan' does not read 'gan.n_critic'"):
         stored_config(data, source, overrides=["gan.n_critic=5"])  # a new setting is checked
+
+
+@pytest.mark.parametrize("player", ["D", "G"])
+def test_a_run_saved_with_mint_adam_resumes_on_the_fused_kernel(tmp_path, player):
+    """Until 2026-12-07 beta1 = 0 ran ``mint.optim.Adam`` (state ``exp_avg.*``,
+    ``exp_avg_sq.*``, ``state_step``). ``adam_beta1_zero`` is a 4-iteration WGAN-GP run with
+    betas (0, 0.9) written by that code (e184eba: ``gantrain train config.toml``). Resumed from
+    iteration 2, today's code reaches that code's iteration-4 weights up to where the two put
+    eps (1e-8 here: 1e-5 is a hundredth of one update at lr 1e-3, which lost moments or a wrong
+    bias correction would exceed), with the moments under ``nn.Adam``'s names."""
+    run = _copy("adam_beta1_zero", tmp_path)
+    shutil.rmtree(run / "checkpoints" / "step_00000004")
+    (run / "checkpoints" / "latest").write_text("step_00000002")
+    assert main(["train", "--resume", str(run)]) == 0
+    want = ms.load_checkpoint(str(FIXTURES / "adam_beta1_zero" / "checkpoints" / "step_00000004"
+                                  / f"{player}.ckpt"))
+    got = ms.load_checkpoint(str(run / "checkpoints" / "step_00000004" / f"{player}.ckpt"))
+    renamed = {k.replace("exp_avg_sq.", "moment2.").replace("exp_avg.", "moment1."): v
+               for k, v in want.items() if k != f"{player}.state_step"}
+    assert f"{player}.state_step" in want and any(k.startswith("exp_avg.") for k in want)
+    for key, value in renamed.items():
+        np.testing.assert_allclose(got[key].asnumpy(), value.asnumpy(), rtol=1e-4, atol=1e-5,
+                                   err_msg=f"{player}.ckpt: {key}")
+    assert int(got[f"{player}.global_step"].asnumpy()[0]) == int(want[f"{player}.state_step"]
+                                                                 .asnumpy()[0])
+    np.testing.assert_allclose(got[f"{player}.beta2_power"].asnumpy(),
+                               0.9 ** int(want[f"{player}.state_step"].asnumpy()[0]), rtol=1e-6)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -141,12 +141,14 @@ def _stored_name(name: str, stored: dict) -> str:
 
 
 def load_parameters(
-    params: Sequence[Parameter], path: Path, strict: bool = True, source_prefix: str = ""
+    params: Sequence[Parameter], path: Path, strict: bool = True, source_prefix: str = "",
+    upgrade: Callable[[dict[str, Tensor]], dict[str, Tensor]] | None = None,
 ) -> None:
     """Restore ``params`` in place from ``path``; nothing is written unless every name and shape
     matches (``strict``) or, when not strict, every parameter in ``params`` is found.
     ``source_prefix`` reads parameter ``n`` from the stored ``source_prefix + n`` (e.g. the EMA
-    averages ``ema.<name>``)."""
+    averages ``ema.<name>``); ``upgrade`` maps the stored entries of an older layout to the
+    current one (:meth:`gantrain.engine.player.Player.upgrade_checkpoint`)."""
     if not path.is_file():
         raise CheckpointError(f"checkpoint file {str(path)!r} is missing")
     try:
@@ -155,6 +157,8 @@ def load_parameters(
         raise CheckpointError(
             f"checkpoint file {str(path)!r} is corrupt or truncated: {e}"
         ) from None
+    if upgrade is not None:
+        stored = upgrade(stored)
     wanted = {_stored_name(source_prefix + p.name, stored): p for p in params}
     missing = sorted(set(wanted) - set(stored))
     unexpected = sorted(set(stored) - set(wanted)) if strict else []

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mindspore import Parameter, Tensor, mint, nn, ops
+from mindspore import Parameter, Tensor, nn, ops
 from mindspore import dtype as mstype
 
 
@@ -62,15 +62,37 @@ class Optimizer:
     def build(self, params: Sequence[Parameter]) -> nn.Optimizer:  # pragma: no cover
         raise NotImplementedError
 
+    def upgrade_state(self, stored: dict[str, Tensor], owner: str) -> dict[str, Tensor]:
+        """A checkpoint's entries with the optimizer state an earlier gantrain wrote renamed to
+        what :meth:`build` makes now; ``owner`` is the player prefixing the counters."""
+        return stored
+
     def __post_init__(self) -> None:
         if not self.lr > 0:
             raise ValueError(f"{type(self).__name__}: lr must be > 0, got {self.lr}")
 
 
+class _NoMomentumAdam(nn.Adam):
+    """``nn.Adam`` with ``beta1 = 0``: the first moment is the gradient itself.
+
+    ``nn.Adam``'s argument check refuses beta1 = 0, but its fused kernel computes
+    ``m += (g - m) * (1 - beta1)``, which is exactly ``g`` at 0, and the bias correction
+    ``1 - beta1_power`` is 1 from the first update on. One kernel per parameter instead of
+    ``mint.optim.Adam``'s dozen element-wise ops (docs/mindspore-notes.md, item 15)."""
+
+    def __init__(self, params: list[Parameter], lr: float, beta2: float, eps: float,
+                 weight_decay: float) -> None:
+        super().__init__(params, learning_rate=lr, beta1=0.5, beta2=beta2, eps=eps,
+                         weight_decay=weight_decay)
+        self.beta1 = Tensor(0.0, mstype.float32)  # read by construct and by the kernel
+
+
 @dataclass(frozen=True)
 class Adam(Optimizer):
-    """Adam (Kingma & Ba 2015). ``beta1 = 0`` (the WGAN-GP setting) is routed to
-    ``mint.optim.Adam`` because ``nn.Adam`` rejects it."""
+    """Adam (Kingma & Ba 2015), as ``nn.Adam``'s fused kernel computes it: the bias corrections
+    scale the step size and ``eps`` is added to the uncorrected ``sqrt(v)`` (the paper's
+    "efficient" form; PyTorch adds it to the corrected one, which differs only while
+    ``beta2 ** t`` is not negligible). ``beta1 = 0`` (WGAN-GP's setting) is supported."""
 
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-8
@@ -81,14 +103,30 @@ class Adam(Optimizer):
         if not (0.0 <= b1 < 1.0 and 0.0 < b2 < 1.0):
             raise ValueError(f"Adam: betas must be in [0, 1) x (0, 1), got {self.betas}")
         if b1 == 0.0:
-            return mint.optim.Adam(
-                list(params), lr=self.lr, betas=(b1, b2), eps=self.eps,
-                weight_decay=self.weight_decay,
-            )
+            return _NoMomentumAdam(list(params), self.lr, b2, self.eps, self.weight_decay)
         return nn.Adam(
             list(params), learning_rate=self.lr, beta1=b1, beta2=b2, eps=self.eps,
             weight_decay=self.weight_decay,
         )
+
+    def upgrade_state(self, stored: dict[str, Tensor], owner: str) -> dict[str, Tensor]:
+        """Until 2026-12-07 beta1 = 0 ran ``mint.optim.Adam``, whose state is ``exp_avg.*``,
+        ``exp_avg_sq.*`` and a step count. The moments carry over as they are; ``nn.Adam``'s
+        counters follow from the step count."""
+        step_key = f"{owner}.state_step"
+        if self.betas[0] != 0.0 or step_key not in stored:
+            return stored
+        renames = {"exp_avg.": "moment1.", "exp_avg_sq.": "moment2."}
+        out: dict[str, Tensor] = {}
+        for name, value in stored.items():
+            old = next((o for o in renames if name.startswith(o)), None)
+            out[renames[old] + name[len(old):] if old else name] = value
+        step = int(out.pop(step_key).asnumpy().reshape(-1)[0])
+        out[f"{owner}.global_step"] = Tensor([step], mstype.int32)
+        out[f"{owner}.beta1_power"] = Tensor(0.0 if step else 1.0, mstype.float32)
+        out[f"{owner}.beta2_power"] = Tensor(float(self.betas[1]) ** step, mstype.float32)
+        out[f"{owner}.learning_rate"] = Tensor(self.lr, mstype.float32)  # reset every step
+        return out
 
 
 @dataclass(frozen=True)

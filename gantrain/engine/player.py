@@ -186,6 +186,11 @@ class Player:
             unique.setdefault(id(p), p)
         return list(unique.values())
 
+    def upgrade_checkpoint(self, stored: dict[str, Tensor]) -> dict[str, Tensor]:
+        """This player's checkpoint entries, with state an earlier gantrain wrote under other
+        names (e.g. its optimizer's) renamed to this build's."""
+        return self.spec.upgrade_state(stored, self.name)
+
     def set_lr_schedule(self, schedule: LRSchedule | None) -> None:
         """Replace the learning-rate schedule of the optimizer spec; only before the first step
         compiles it (a run fits decaying schedules to its phase list this way)."""

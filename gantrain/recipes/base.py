@@ -234,8 +234,10 @@ class Run:
     def restore(self, path: str | Path) -> int:
         """Load the full training state; call before training continues. Returns the iteration."""
         ckpt = checkpoint.resolve(path)
+        players = {p.name: p for p in self.player_list}
         for name, params in self.checkpoint_state().items():
-            checkpoint.load_parameters(params, ckpt / f"{name}.ckpt")
+            upgrade = players[name].upgrade_checkpoint if name in players else None
+            checkpoint.load_parameters(params, ckpt / f"{name}.ckpt", upgrade=upgrade)
         state = checkpoint.read_state(ckpt)
         self.loop.load_state_dict(state["loop"])
         self.load_extra_state(state.get("extra", {}))
