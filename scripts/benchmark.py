@@ -90,6 +90,12 @@ def preset_overrides(preset: str, quick: bool,
     return sets, note
 
 
+def _portable(override: str) -> str:
+    """``override`` with this machine's path to the checkout's parent folder written as ``..``
+    relative to the checkout, so the JSON written into docs/ names no machine's paths."""
+    return override.replace(str(HERE.parents[1]), "..")
+
+
 def time_gantrain(run: GANRun, iters: int) -> float:
     start = time.perf_counter()
     run.loop.run(run.loop.iteration + iters)
@@ -201,7 +207,7 @@ def bench(preset: str, args: argparse.Namespace, torch_loop) -> dict:
                 cols[f"{mode}_torch"].append(iters / torch.run(iters))
         set_memory_mode(run, None)
         steps.append(iters / time_steps_only(run, iters))
-    row = {"preset": preset, "data_note": note, "overrides": overrides,
+    row = {"preset": preset, "data_note": note, "overrides": [_portable(o) for o in overrides],
            "iters_per_round": iters, "rounds": args.rounds, "steps_only_it_s": stats(steps),
            "baseline_note": reason}
     for mode in args.modes:
