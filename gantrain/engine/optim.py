@@ -157,12 +157,7 @@ class RMSProp(Optimizer):
 
 
 def lr_parameter(optimizer: nn.Cell) -> Parameter:
-    """The Parameter holding the (single) learning rate of a built optimizer."""
-    lrs = getattr(optimizer, "lrs", None)  # mindspore.mint / experimental optimizers
-    if lrs:
-        if len(lrs) != 1:
-            raise ValueError("optimizers with several parameter groups are not supported")
-        return lrs[0]
+    """The Parameter holding the (single) learning rate of a built ``nn`` optimizer."""
     lr = getattr(optimizer, "learning_rate", None)
     if isinstance(lr, Parameter):
         return lr
