@@ -4,6 +4,7 @@ evaluation classifier.
     python scripts/benchmark_images.py [--presets dcgan_digits] [--seeds 1 2 3 4 5]
                                        [--set KEY=VALUE ...] [--classifier classifiers/digits]
                                        [--n 10000] [--no-ema] [--dot 20 ...] [--mh 20 ...]
+                                       [--truncation 1.0 ...]
                                        [--rescore]
                                        [--out F.json]
                                        [--classifier-data mnist --classifier-root DIR]
@@ -14,7 +15,8 @@ density and coverage (Kynkaanniemi et al. 2019; Naeem et al. 2020), the class hi
 the data's class frequencies and the classes covered, on ``--n`` samples of the EMA generator
 (``--no-ema`` adds rows for the raw one; ``--dot STEPS`` adds rows for each sampler's noise
 moved by discriminator optimal transport, as ``gantrain sample --dot``, and ``--mh STEPS`` for
-the ends of Metropolis-Hastings chains, as ``gantrain sample --mh``), beside the
+the ends of Metropolis-Hastings chains, as ``gantrain sample --mh``, and ``--truncation T``
+for noise truncated at |z| <= T, as ``gantrain sample --truncation``), beside the
 real-vs-real baseline, with the wall time of the training (compile included). A Stacked MNIST
 preset (``data.dataset = "stacked_mnist"``) is scored by its own protocol instead (PacGAN
 Sec. 5.2, 26,000 samples unless ``--n``): modes covered out of 1000, the KL of the mode
@@ -69,7 +71,8 @@ def has_ema(preset: str, overrides: list[str]) -> bool:
 
 
 def score(base: dict, overrides: list[str], classifier: Path, n: int | None, ema: bool,
-          dot: int | None = None, mh: int | None = None) -> dict:
+          dot: int | None = None, mh: int | None = None,
+          truncation: float | None = None) -> dict:
     """``base``'s finished run scored on ``n`` samples, as a row named by its sampler."""
     folder = benchmark_run_dir("benchimg", base["preset"], base["seed"], overrides)
     if not folder.is_dir():
@@ -78,11 +81,12 @@ def score(base: dict, overrides: list[str], classifier: Path, n: int | None, ema
     config = checkpoint_config(ckpt)
     runtime.setup(config.device, config.seed)
     sampler = (("ema" if ema else "raw") + (f"-dot{dot}" if dot else "")
-               + (f"-mh{mh}" if mh else ""))
+               + (f"-mh{mh}" if mh else "") + (f"-trunc{truncation:g}" if truncation else ""))
     stacked = config.data.dataset == "stacked_mnist"
     n = n or (STACKED_SAMPLES if stacked else 10000)
     metrics = ("stacked",) if stacked else ("fd", "prdc", "classes")
-    options = EvalOptions(str(classifier), n, metrics, ema, base["seed"], dot=dot, mh=mh)
+    options = EvalOptions(str(classifier), n, metrics, ema, base["seed"], dot=dot, mh=mh,
+                          truncation=truncation)
     report = get_recipe(config.task).evaluate(ckpt, config, folder / f"eval-{sampler}.json",
                                               options)
     figures, baseline = (_stacked_figures(report) if stacked else _image_figures(report))
@@ -207,6 +211,8 @@ def main() -> None:
                    help="also score each sampler with DOT of this many steps")
     p.add_argument("--mh", nargs="*", type=int, default=[], metavar="STEPS",
                    help="also score each sampler with Metropolis-Hastings chains of STEPS")
+    p.add_argument("--truncation", nargs="*", type=float, default=[], metavar="T",
+                   help="also score each sampler on noise truncated at |z| <= T")
     p.add_argument("--rescore", action="store_true", help="no training: score runs/ again")
     p.add_argument("--out", default="benchmark_images.json")
     args = p.parse_args()
@@ -221,7 +227,8 @@ def main() -> None:
             # a run without EMA weights has one generator: score it once, as "raw"
             emas = (True, False)[: 1 + args.no_ema] if has_ema(preset, args.overrides) \
                 else (False,)
-            methods = [{}] + [{"dot": k} for k in args.dot] + [{"mh": k} for k in args.mh]
+            methods = ([{}] + [{"dot": k} for k in args.dot] + [{"mh": k} for k in args.mh]
+                       + [{"truncation": t} for t in args.truncation])
             for ema, method in itertools.product(emas, methods):
                 row = score(base, args.overrides, args.classifier, args.n, ema, **method)
                 rows.append(row)

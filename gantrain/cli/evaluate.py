@@ -30,13 +30,14 @@ def run(args: argparse.Namespace) -> int:
         if config.task != "gan":
             raise ConfigError(f"--features inception scores GAN runs; {ckpt} is a "
                               f"{config.task!r} run (use the classifier features)")
-        if args.drs is not None or args.dot is not None or args.mh is not None:
-            raise ConfigError("--drs, --dot and --mh score with the classifier features; "
-                              "--features inception scores the plain generator only")
+        methods = ("drs", "dot", "mh", "truncation")
+        if any(getattr(args, m) is not None for m in methods):
+            raise ConfigError("--drs, --dot, --mh and --truncation score with the classifier "
+                              "features; --features inception scores the plain generator only")
         report = _run_inception(args, ckpt, config, out, metrics)
     else:
         options = EvalOptions(args.classifier, args.n, metrics, args.ema, args.seed, args.drs,
-                              args.dot, args.mh)
+                              args.dot, args.mh, args.truncation)
         report = recipe.evaluate(ckpt, config, out, options)
     print(report.pop("table"))
     print(f"wrote {report['path']}")

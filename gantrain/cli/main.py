@@ -112,6 +112,9 @@ def _parser() -> argparse.ArgumentParser:
                    "(as gantrain sample --dot)")
     e.add_argument("--mh", type=int, metavar="STEPS",
                    help="score the ends of Metropolis-Hastings chains (as gantrain sample --mh)")
+    e.add_argument("--truncation", type=float,
+                   help="score samples of noise truncated at this |z| (as gantrain sample "
+                   "--truncation)")
     e.add_argument("--seed", type=int, default=0)
 
     r = sub.add_parser("report", help="write an HTML report (curves, warnings, sample grids) "

@@ -27,6 +27,7 @@ class EvalOptions:
     drs: float | None = None  # GAN: discriminator rejection sampling percentile
     dot: int | None = None  # GAN: discriminator optimal transport steps
     mh: int | None = None  # GAN: Metropolis-Hastings chain length
+    truncation: float | None = None  # GAN, ALI: redraw noise entries with |z| above this
 
 
 def score_samples(fake: np.ndarray, data: DataBundle, classifier: str | Path | None,

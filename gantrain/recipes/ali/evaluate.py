@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ...blocks import latents
 from ...config.strict import ConfigError
 from ...data.registry import build_data
 from ...engine import checkpoint
@@ -43,17 +44,19 @@ def class_agreement(extractor: FeatureExtractor, x: np.ndarray, rec: np.ndarray,
 
 def evaluate_run(ckpt: Path, config: ALIConfig, out: Path, classifier: str | Path | None,
                  n: int = 10000, metrics: tuple[str, ...] = METRICS[:4], ema: bool = True,
-                 seed: int = 0, recon: int = 1000) -> dict[str, Any]:
-    """Score checkpoint ``ckpt``: ``n`` samples of G and ``recon`` reconstructions. Writes the
-    report to ``out`` and returns it (with a printable ``table``)."""
+                 seed: int = 0, recon: int = 1000,
+                 truncation: float | None = None) -> dict[str, Any]:
+    """Score checkpoint ``ckpt``: ``n`` samples of G (from noise truncated at ``truncation``
+    when given) and ``recon`` reconstructions. Writes the report to ``out`` and returns it
+    (with a printable ``table``)."""
     if n < 2 or recon < 2:
         raise ConfigError(f"--n and the reconstructions must be >= 2, got {n} and {recon}")
     G, E, _ = build_nets(config)
     averaged = ema and config.gan.ema_decay is not None
     load_player_nets(ckpt, "GE", {"G": G, "E": E}, ema=averaged)
     auto = Autoencoder(G, E, config.gan.z_dim)
-    z = np.random.default_rng([seed, 1]).standard_normal((n, config.gan.z_dim))
-    fake = auto.samples(z.astype(np.float32))
+    z = latents.normal(np.random.default_rng([seed, 1]), n, config.gan.z_dim, truncation)
+    fake = auto.samples(z)
     data = build_data(config.data.dataset, config.data.args, config.data.batch_size, config.seed)
     report, table, extractor = score_samples(fake, data, classifier, metrics, seed)
     if extractor is None:  # a 2D mixture: squared errors only
@@ -92,4 +95,5 @@ def evaluate(ckpt: Path, config: ALIConfig, out: Path, options: EvalOptions) -> 
             raise ConfigError(f"`gantrain eval` of ALI runs has no --{name} (`gantrain sample "
                               "--drs` draws from an ALI run whose D scores x alone)")
     o = options
-    return evaluate_run(ckpt, config, out, o.classifier, o.n, o.metrics, o.ema, o.seed)
+    return evaluate_run(ckpt, config, out, o.classifier, o.n, o.metrics, o.ema, o.seed,
+                        truncation=o.truncation)

@@ -10,33 +10,26 @@ from typing import Any
 from ...config.strict import ConfigError
 from ...data.registry import build_data
 from ...engine import checkpoint
-from ...metrics.report import METRICS, plain
+from ...metrics.report import plain
 from ..evaluation import EvalOptions, score_samples
 from .config import GANConfig
 from .sample import GANSampleOptions, draw_samples
 
 
-def evaluate_run(ckpt: Path, config: GANConfig, out: Path, classifier: str | Path | None,
-                 n: int = 10000, metrics: tuple[str, ...] = METRICS[:4], ema: bool = True,
-                 seed: int = 0, drs: float | None = None, dot: int | None = None,
-                 mh: int | None = None) -> dict[str, Any]:
-    """Score the generator of checkpoint ``ckpt``; writes the report to ``out`` and returns it
-    (with a printable ``table``). ``drs``/``dot``/``mh`` score what ``gantrain sample`` draws with
+def evaluate(ckpt: Path, config: GANConfig, out: Path, options: EvalOptions) -> dict[str, Any]:
+    """The GAN recipe's ``gantrain eval``: score the generator of checkpoint ``ckpt`` on
+    ``options.n`` samples; writes the report to ``out`` and returns it (with a printable
+    ``table``). ``drs``/``dot``/``mh``/``truncation`` score what ``gantrain sample`` draws with
     those options instead of the plain generator's samples."""
-    if n < 2:
-        raise ConfigError(f"--n must be >= 2, got {n}")
-    options = GANSampleOptions(n=n, seed=seed, ema=ema, drs=drs, dot=dot, mh=mh)
-    fake, how = draw_samples(ckpt, config, options)
+    o = options
+    if o.n < 2:
+        raise ConfigError(f"--n must be >= 2, got {o.n}")
+    drawn = GANSampleOptions(n=o.n, seed=o.seed, ema=o.ema, truncation=o.truncation, drs=o.drs,
+                             dot=o.dot, mh=o.mh)
+    fake, how = draw_samples(ckpt, config, drawn)
     data = build_data(config.data.dataset, config.data.args, config.data.batch_size, config.seed)
-    report, table, _ = score_samples(fake, data, classifier, metrics, seed)
-    report.update({"checkpoint": str(checkpoint.resolve(ckpt)), "ema": ema, "drawn": how})
+    report, table, _ = score_samples(fake, data, o.classifier, o.metrics, o.seed)
+    report.update({"checkpoint": str(checkpoint.resolve(ckpt)), "ema": o.ema, "drawn": how})
     Path(out).write_text(json.dumps(report, indent=1, default=plain))
     report["path"], report["table"] = str(out), table
     return report
-
-
-def evaluate(ckpt: Path, config: GANConfig, out: Path, options: EvalOptions) -> dict[str, Any]:
-    """The GAN recipe's ``gantrain eval``: :func:`evaluate_run` with the command's options."""
-    o = options
-    return evaluate_run(ckpt, config, out, o.classifier, o.n, o.metrics, o.ema, o.seed, o.drs,
-                        o.dot, o.mh)

@@ -168,16 +168,17 @@ def draw_samples(ckpt: Path, config: GANConfig,
                          f"logit scale {chains['scale']:.3g})")
     z = latents.draw(rng, options.n, config.gan.z_dim, options.truncation, options.interpolate)
     y = latents.labels(rng, len(z), config.gan.num_classes, options.label)
-    note = ""
+    how = [f"truncated at |z| <= {options.truncation:g}"] if options.truncation else []
     if options.dot is not None:
         from .transport import dot_latents
 
         z, moved = dot_latents(generate.generator, load_discriminator(ckpt, config), config,
                                z, options.dot, rng)
-        note = (f" from noise moved by discriminator optimal transport ({options.dot} steps, "
-                f"k_eff {moved['k_eff']:.3g}, mean D {moved['critic_before']:.3f} -> "
-                f"{moved['critic_after']:.3f}, mean |dz| {moved['moved']:.3f})")
+        how.append(f"moved by discriminator optimal transport ({options.dot} steps, "
+                   f"k_eff {moved['k_eff']:.3g}, mean D {moved['critic_before']:.3f} -> "
+                   f"{moved['critic_after']:.3f}, mean |dz| {moved['moved']:.3f})")
     samples = generate(z, y)
+    note = " from noise " + ", then ".join(how) if how else ""
     return samples, f"{len(samples)} samples of shape {samples.shape[1:]}{note}"
 
 
