@@ -69,6 +69,18 @@ def test_shape_mismatch_names_both_models(in_tmp, capsys):
     assert "(1, 28, 28)" in err
 
 
+@pytest.mark.parametrize("preset, section", [("dcgan_digits", "generator"),
+                                             ("ali_2d_ring", "encoder")])
+def test_a_latent_size_set_twice_must_agree(in_tmp, capsys, preset, section):
+    # the presets set the latent size twice: gan.z_dim draws the noise, the nets' args size them
+    args = ["train", preset, "--name", "z", "--set", f"{section}.args.z_dim=5"]
+    assert main(args) == 2
+    z_dim = {"dcgan_digits": 16, "ali_2d_ring": 2}[preset]
+    assert (f"{section}.args.z_dim = 5 but gan.z_dim = {z_dim}: the noise has gan.z_dim "
+            "entries; set both to the same size") in capsys.readouterr().err
+    assert not (in_tmp / "runs" / "z" / "checkpoints").exists()
+
+
 @pytest.mark.slow
 def test_acgan_auxiliary_classifier_loss_is_logged(in_tmp):
     args = ["train", "cgan_digits", "--name", "a", *TINY, "--set", "gan.aux_weight=1.0",

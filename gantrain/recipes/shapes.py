@@ -33,6 +33,17 @@ def call_net(net: nn.Cell, args: tuple, what: str) -> np.ndarray:
         net.set_train(was_training)
 
 
+def check_latent_args(z_dim: int, **args: dict) -> None:
+    """Raise ConfigError when a network's ``args`` (keyed by its config section) set a
+    ``z_dim`` other than ``gan.z_dim``, the size of the noise the recipe draws; otherwise the
+    first matrix product fails with a message that names neither key."""
+    for section, values in args.items():
+        if "z_dim" in values and values["z_dim"] != z_dim:
+            raise ConfigError(
+                f"{section}.args.z_dim = {values['z_dim']} but gan.z_dim = {z_dim}: the noise "
+                f"has gan.z_dim entries; set both to the same size")
+
+
 def check_shapes(
     G: nn.Cell, D: nn.Cell, *, z_dim: int, sample_shape: tuple[int, ...], num_classes: int,
     pack: int, g_name: str = "generator", d_name: str = "discriminator",

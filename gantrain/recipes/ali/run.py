@@ -31,6 +31,7 @@ from ...engine.ema import EMA
 from ...engine.loop import Loop
 from ...engine.sampling import Sampler
 from ..base import Run
+from ..shapes import check_latent_args
 from .build import ALI, build_ali, check_ali_shapes
 from .config import ALIConfig
 from .examples import evaluation_examples
@@ -107,6 +108,8 @@ class ALIRun(Run):
     def build(self) -> None:
         c = self.config
         self.data: DataBundle = build_data(c.data.dataset, c.data.args, c.data.batch_size, c.seed)
+        check_latent_args(c.gan.z_dim, generator=c.generator.args, encoder=c.encoder.args,
+                          discriminator=c.discriminator.args)
         G, E, D = build_nets(c)
         stochastic = bool(getattr(E, "stochastic", False))
         check_ali_shapes(G, E, D, z_dim=c.gan.z_dim, sample_shape=self.data.sample_shape,

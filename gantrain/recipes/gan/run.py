@@ -26,7 +26,7 @@ from ...engine.loop import Hook, Loop
 from ...engine.sampling import Sampler
 from ...metrics.quality_hook import QualityHook
 from ..base import Run
-from ..shapes import check_shapes
+from ..shapes import check_latent_args, check_shapes
 from .build import GAN, build_gan
 from .config import GANConfig
 
@@ -106,6 +106,7 @@ class GANRun(Run):
         if num_classes and not self.data.num_classes:
             raise ConfigError("gan.num_classes > 0 needs a labelled dataset; "
                               f"{c.data.dataset!r} has no labels")
+        check_latent_args(c.gan.z_dim, generator=c.generator.args)
         check_shapes(G, D, z_dim=c.gan.z_dim, sample_shape=self.data.sample_shape,
                      num_classes=num_classes, pack=c.gan.pack,
                      g_name=c.generator.model, d_name=c.discriminator.model)
