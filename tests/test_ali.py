@@ -193,6 +193,19 @@ def test_unary_discriminator_scores_x_and_z_apart(form):
                                                                            base[:, ::2])
 
 
+@pytest.mark.parametrize("stochastic, width, message", [
+    (False, Z_DIM + 1, rf"returned shape \(2, {Z_DIM + 1}\).*expected \(2, {Z_DIM}\) "
+                       r"\(deterministic: z_dim"),
+    (True, Z_DIM, rf"returned shape \(2, {Z_DIM}\).*expected \(2, {2 * Z_DIM}\) "
+                  r"\(stochastic: 2\*z_dim"),
+])
+def test_an_encoder_of_the_wrong_width_is_named(stochastic, width, message):
+    # an encoder whose args carry no z_dim: only the dry run can see its width
+    G, E, D = Linear(Z_DIM, X_DIM, 0), Linear(X_DIM, width, 1), Linear(X_DIM + Z_DIM, 1, 2, True)
+    with pytest.raises(ConfigError, match=message):
+        check_ali_shapes(G, E, D, z_dim=Z_DIM, sample_shape=(X_DIM,), stochastic=stochastic)
+
+
 def test_a_d_returning_fewer_scores_than_its_heads_is_named():
     G, E, D = Linear(Z_DIM, X_DIM, 0), Linear(X_DIM, Z_DIM, 1), Linear(X_DIM + Z_DIM, 1, 2, True)
     D.heads = 3
@@ -345,10 +358,9 @@ def test_digits_run_writes_reconstructions_and_samples(in_tmp, capsys):
 
 
 @pytest.mark.parametrize("overrides, message", [
-    (["encoder.args.z_dim=3"], r"encoder .* returned shape \(2, 3\).*expected \(2, 2\) "
-                               r"\(deterministic: z_dim"),
-    (["encoder.args.z_dim=1", "encoder.args.stochastic=true"],
-     r"returned shape \(2, 2\).*expected \(2, 4\) \(stochastic: 2\*z_dim"),
+    (["encoder.args.z_dim=3"], r"encoder.args.z_dim = 3 but gan.z_dim = 2: the noise has "
+                               r"gan.z_dim entries; set both to the same size"),
+    (["discriminator.args.z_dim=1"], r"discriminator.args.z_dim = 1 but gan.z_dim = 2"),
     (["gan.pack=2"], r"task 'ali' does not read 'gan.pack'.*loss, z_dim, n_critic"),
     (['gan.penalty="gp"'], r"gan.penalty = 'gp'; allowed: none, r1, r2"),
     (["gan.cycle_weight=-0.5"], r"gan.cycle_weight must be >= 0, got -0.5"),
