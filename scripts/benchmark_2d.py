@@ -28,27 +28,18 @@ import time
 import gantrain  # noqa: F401  (sets MindSpore's environment before it loads)
 from gantrain.data.mixtures import MIXTURES
 from gantrain.metrics.seeds import over_seeds
-from gantrain.recipes.registry import build_run, load_config
-from gantrain.recipes.rundir import benchmark_run_dir, prepare_run_dir
+from gantrain.recipes.benchmark_runs import UnfinishedRun, train_seed
+from gantrain.recipes.registry import load_config
+from gantrain.recipes.rundir import benchmark_run_dir
 
 PUBLISHED = "PacGAN Table 1 (grid): GAN 17.3 modes / 94.8%, PacGAN4 24.8 / 93.6%; " \
             "(ring): GAN 6.3 / 98.2%, PacGAN2 7.9 / 95.6%"
 
 
 def bench(preset: str, seed: int, overrides: list[str]) -> dict:
-    config = load_config(preset, [f"seed={seed}", "train.progress=false", *overrides])
-    run_dir = benchmark_run_dir("bench2d", preset, seed, overrides)
-    start = time.perf_counter()
-    run = build_run(config, run_dir)
-    prepare_run_dir(run.dir, run.config, overwrite=True)
-    loop = run.train()
-    wall = time.perf_counter() - start
-    report = run.last_report
-    return {
-        "preset": preset, "seed": seed, "sampler": "plain", "steps": loop.iteration,
-        "wall_s": round(wall, 1), "it_per_s": round(loop.iteration / loop.elapsed, 1),
-        **report.as_dict(),
-    }
+    trained = train_seed("bench2d", preset, seed, overrides)
+    return {"preset": preset, "seed": seed, "sampler": "plain", **trained.row(),
+            **trained.run.last_report.as_dict()}
 
 
 def sample_options(config, seed: int, **options):
@@ -160,7 +151,10 @@ def main() -> None:
             if args.rescore:
                 base, found = {"preset": preset, "seed": seed}, []
             else:
-                base = bench(preset, seed, args.overrides)
+                try:
+                    base = bench(preset, seed, args.overrides)
+                except UnfinishedRun as stopped:
+                    raise SystemExit(str(stopped)) from None
                 found = [base]
             found += [score_finished(base, args.overrides, name, **options)
                       for name, options in samplers]

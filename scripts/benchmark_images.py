@@ -37,15 +37,15 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import time
 from pathlib import Path
 
 import gantrain  # noqa: F401  (sets MindSpore's environment before it loads)
 from gantrain.engine import checkpoint, runtime
 from gantrain.metrics.seeds import over_seeds
+from gantrain.recipes.benchmark_runs import UnfinishedRun, train_seed
 from gantrain.recipes.evaluation import EvalOptions
-from gantrain.recipes.registry import build_run, get_recipe, load_config
-from gantrain.recipes.rundir import benchmark_run_dir, checkpoint_config, prepare_run_dir
+from gantrain.recipes.registry import get_recipe, load_config
+from gantrain.recipes.rundir import benchmark_run_dir, checkpoint_config
 
 #: figure -> how its worst seed is picked
 FIGURES = {"fd": max, "precision": min, "recall": min, "density": min, "coverage": min,
@@ -55,14 +55,11 @@ STACKED_SAMPLES = 26000  # PacGAN Table 2's protocol
 
 
 def train(preset: str, seed: int, overrides: list[str]) -> dict:
-    config = load_config(preset, [f"seed={seed}", "train.progress=false", *overrides])
-    start = time.perf_counter()
-    run = build_run(config, benchmark_run_dir("benchimg", preset, seed, overrides))
-    prepare_run_dir(run.dir, run.config, overwrite=True)
-    loop = run.train()
-    wall = time.perf_counter() - start
-    return {"preset": preset, "seed": seed, "steps": loop.iteration, "wall_s": round(wall, 1),
-            "it_per_s": round(loop.iteration / loop.elapsed, 2)}
+    try:
+        trained = train_seed("benchimg", preset, seed, overrides)
+    except UnfinishedRun as stopped:
+        raise SystemExit(str(stopped)) from None
+    return {"preset": preset, "seed": seed, **trained.row()}
 
 
 def has_ema(preset: str, overrides: list[str]) -> bool:

@@ -116,11 +116,11 @@ def test_benchmark_images_scores_every_seed_and_sampler(in_tmp):
     # --rescore: the same runs scored again without training give the same figures
     again = subprocess.run(
         [sys.executable, str(SCRIPTS / "benchmark_images.py"), "--seeds", "1", "--n", "300",
-         "--rescore", "--dot", "3", "--mh", "3", "--out", "r2.json",
+         "--rescore", "--dot", "3", "--mh", "3", "--truncation", "1", "--out", "r2.json",
          *sum([["--set", o] for o in tiny], [])],
         cwd=in_tmp, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
-    rescored, moved, chained = json.loads((in_tmp / "r2.json").read_text())["runs"]
+    rescored, moved, chained, truncated = json.loads((in_tmp / "r2.json").read_text())["runs"]
     before = runs[2]
     assert "wall_s" not in rescored
     assert (rescored["fd"], rescored["precision"]) == (before["fd"], before["precision"])
@@ -129,6 +129,8 @@ def test_benchmark_images_scores_every_seed_and_sampler(in_tmp):
     assert "| dcgan_digits | ema-dot3 | 1 |" in again.stdout
     # --mh: the ends of Metropolis-Hastings chains on the (hinge) critic, calibrated
     assert chained["sampler"] == "ema-mh3" and chained["fd"] != before["fd"]
+    # --truncation: noise entries above 1 redrawn, as gantrain sample --truncation 1
+    assert truncated["sampler"] == "ema-trunc1" and truncated["fd"] != before["fd"]
 
     # a Stacked MNIST preset is scored by modes, KL and confident share beside real stacked digits
     stacked = [sys.executable, str(SCRIPTS / "benchmark_images.py"), "--presets",
@@ -228,3 +230,32 @@ def test_jit_level_bits_compares_both_levels(in_tmp):
     assert out.stdout.strip().endswith("gan_2d_ring: 0 of 71 parameters differ")
     assert sorted(p.name for p in (in_tmp / "runs").iterdir()) == [
         "jit-level-bits-gan_2d_ring-O0", "jit-level-bits-gan_2d_ring-O1"]
+
+
+@pytest.mark.slow
+def test_a_seed_stopped_by_sigterm_is_not_scored(in_tmp):
+    """SIGTERM makes a run save and stop early (crash safety); the benchmark must not then
+    score the half-trained generator as if it were a finished seed."""
+    import signal
+    import time
+
+    cmd = [sys.executable, str(SCRIPTS / "benchmark_2d.py"), "--presets", "gan_2d_ring",
+           "--seeds", "0", "--out", "r.json", "--set", "train.steps=100000",
+           "--set", "train.log_every=5", "--set", "train.sample_every=100000",
+           "--set", "train.checkpoint_every=100000"]
+    job = subprocess.Popen(cmd, cwd=in_tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not list(in_tmp.glob("runs/*/metrics.jsonl")):
+            assert job.poll() is None and time.monotonic() < deadline, "no training started"
+            time.sleep(0.1)
+        job.send_signal(signal.SIGTERM)
+        out, err = job.communicate(timeout=120)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    assert job.returncode == 1, err[-2000:]
+    assert "gan_2d_ring seed 0: training stopped at iteration" in err
+    assert "of 100000 (SIGTERM); not scored" in err
+    assert not (in_tmp / "r.json").exists() and "modes" not in out
