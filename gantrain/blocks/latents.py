@@ -33,21 +33,24 @@ def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.where(so < 1e-6, (1 - t) * a + t * b, curved)  # (T, rows, z_dim)
 
 
-def interpolation(rng: np.random.Generator, rows: int, steps: int, z_dim: int) -> np.ndarray:
-    """``rows`` strips of ``steps`` latents each, row-major: (rows * steps, z_dim)."""
+def interpolation(rng: np.random.Generator, rows: int, steps: int, z_dim: int,
+                  truncation: float | None = None) -> np.ndarray:
+    """``rows`` strips of ``steps`` latents each, row-major: (rows * steps, z_dim). With
+    ``truncation`` the two ends of each strip are truncated noise; the slerp between them may
+    leave the box |z| <= truncation by up to a factor 1 / cos(angle / 2) mid-path."""
     if steps < 2:
         raise ValueError(f"--interpolate needs at least 2 steps, got {steps}")
-    a, b = normal(rng, rows, z_dim), normal(rng, rows, z_dim)
+    a, b = normal(rng, rows, z_dim, truncation), normal(rng, rows, z_dim, truncation)
     path = slerp(a, b, np.linspace(0.0, 1.0, steps))  # (steps, rows, z_dim)
     return path.transpose(1, 0, 2).reshape(rows * steps, z_dim).astype(np.float32)
 
 
 def draw(rng: np.random.Generator, n: int, z_dim: int, truncation: float | None = None,
          interpolate: int | None = None) -> np.ndarray:
-    """What ``gantrain sample`` feeds a generator: ``n`` rows of ``interpolate`` slerp steps,
-    or ``n`` plain (or truncated) latents."""
+    """What ``gantrain sample`` feeds a generator: ``n`` rows of ``interpolate`` slerp steps
+    (between truncated ends with ``truncation``), or ``n`` plain (or truncated) latents."""
     if interpolate:
-        return interpolation(rng, n, interpolate, z_dim)
+        return interpolation(rng, n, interpolate, z_dim, truncation)
     return normal(rng, n, z_dim, truncation)
 
 

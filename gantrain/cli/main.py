@@ -69,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="gan, ali: the raw generator weights instead of their EMA")
     s.add_argument("--class", dest="label", type=int, help="gan: class label of a conditional G")
     s.add_argument("--truncation", type=float,
-                   help="gan, ali: resample noise entries with |z| above this")
+                   help="gan, ali: resample noise entries with |z| above this (with "
+                   "--interpolate: the ends of each path)")
     s.add_argument("--interpolate", type=int, metavar="STEPS",
                    help="gan, ali: rows of STEPS images along slerp paths between latents")
     s.add_argument("--drs", type=float, metavar="PERCENTILE",

@@ -168,8 +168,10 @@ def draw_samples(ckpt: Path, config: GANConfig,
                          f"logit scale {chains['scale']:.3g})")
     z = latents.draw(rng, options.n, config.gan.z_dim, options.truncation, options.interpolate)
     y = latents.labels(rng, len(z), config.gan.num_classes, options.label)
-    truncated = options.truncation and not options.interpolate  # slerp paths are not truncated
-    how = [f"truncated at |z| <= {options.truncation:g}"] if truncated else []
+    how = []
+    if options.truncation:
+        ends = "with ends " if options.interpolate else ""
+        how.append(f"{ends}truncated at |z| <= {options.truncation:g}")
     if options.dot is not None:
         from .transport import dot_latents
 
