@@ -50,7 +50,7 @@ AUG = ['gan.augment="color,translation,cutout"']
 DCGAN_BN = ['discriminator.args.norm="batch"', 'gan.loss="nonsaturating"',
             "optim.generator.lr=2e-4", "optim.discriminator.lr=2e-4",
             "optim.generator.betas=[0.5, 0.999]", "optim.discriminator.betas=[0.5, 0.999]",
-            "gan.z_dim=64", "generator.args.z_dim=64"]
+            "gan.z_dim=64"]
 
 CASES: dict[str, tuple[str, list[str]]] = {
     "plain_nonsaturating": ("gan_2d_ring", FLAT),

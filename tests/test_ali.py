@@ -359,7 +359,7 @@ def test_digits_run_writes_reconstructions_and_samples(in_tmp, capsys):
 
 @pytest.mark.parametrize("overrides, message", [
     (["encoder.args.z_dim=3"], r"encoder.args.z_dim = 3 but gan.z_dim = 2: the noise has "
-                               r"gan.z_dim entries; set both to the same size"),
+                               r"gan.z_dim entries; leave encoder.args.z_dim out"),
     (["discriminator.args.z_dim=1"], r"discriminator.args.z_dim = 1 but gan.z_dim = 2"),
     (["gan.pack=2"], r"task 'ali' does not read 'gan.pack'.*loss, z_dim, n_critic"),
     (['gan.penalty="gp"'], r"gan.penalty = 'gp'; allowed: none, r1, r2"),

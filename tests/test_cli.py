@@ -83,7 +83,7 @@ def test_existing_run_dir_is_refused_and_kept(in_tmp, capsys):
         (["--set", "generator.model=models.mlp:Nope"], "has no attribute 'Nope'"),
         (["--set", "generator.model=no_such_module:G"], "cannot import module 'no_such_module'"),
         (["--set", "generator.args.widht=3"], "unexpected keyword argument 'widht'"),
-        (["--set", "gan.z_dim=5"], "generator.args.z_dim = 2 but gan.z_dim = 5"),
+        (["--set", "generator.args.z_dim=5"], "generator.args.z_dim = 5 but gan.z_dim = 2"),
         (["--set", "discriminator.args.in_dim=6"], "cannot take input of shape"),
         (["--set", "discriminator.args.in_dim=3"], "needs pack >= 2 dividing in_dim"),
         (["--set", "data.dataset=imagenet"], "unknown dataset 'imagenet'"),

@@ -72,13 +72,22 @@ def test_shape_mismatch_names_both_models(in_tmp, capsys):
 @pytest.mark.parametrize("preset, section", [("dcgan_digits", "generator"),
                                              ("ali_2d_ring", "encoder")])
 def test_a_latent_size_set_twice_must_agree(in_tmp, capsys, preset, section):
-    # the presets set the latent size twice: gan.z_dim draws the noise, the nets' args size them
+    # gan.z_dim draws the noise and sizes the nets; a net's own z_dim must not contradict it
     args = ["train", preset, "--name", "z", "--set", f"{section}.args.z_dim=5"]
     assert main(args) == 2
     z_dim = {"dcgan_digits": 16, "ali_2d_ring": 2}[preset]
     assert (f"{section}.args.z_dim = 5 but gan.z_dim = {z_dim}: the noise has gan.z_dim "
-            "entries; set both to the same size") in capsys.readouterr().err
+            f"entries; leave {section}.args.z_dim out") in capsys.readouterr().err
     assert not (in_tmp / "runs" / "z" / "checkpoints").exists()
+
+
+@pytest.mark.slow
+def test_gan_z_dim_alone_resizes_the_nets_for_training_and_sampling(in_tmp):
+    assert main(["train", "dcgan_digits", "--name", "z", *TINY, "--set", "gan.z_dim=5"]) == 0
+    run = in_tmp / "runs" / "z"
+    assert "z_dim" not in (run / "config.toml").read_text().split("[generator]")[1].split("[")[0]
+    assert main(["sample", str(run), "--n", "2", "--out", "s.npy"]) == 0
+    assert np.load(in_tmp / "s.npy").shape == (2, 1, 28, 28)
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import pytest
 from mindspore import nn
 
 from gantrain.config.strict import ConfigError
-from gantrain.recipes.shapes import check_latent_args, check_shapes
+from gantrain.recipes.shapes import check_shapes, latent_args
 
 
 def nets(z_in: int = 4, out: int = 2, d_in: int = 2):
@@ -39,7 +39,12 @@ def test_each_mismatch_names_the_model_and_shapes(kw, z_dim, message):
         check(*nets(**kw), z_dim=z_dim)
 
 
-def test_net_args_must_size_the_latent_as_gan_z_dim():
-    check_latent_args(16, generator={"z_dim": 16, "width": 32}, encoder={"width": 8})
-    with pytest.raises(ConfigError, match=r"^encoder.args.z_dim = 8 but gan.z_dim = 16"):
-        check_latent_args(16, generator={"z_dim": 16}, encoder={"z_dim": 8})
+def test_gan_z_dim_fills_in_a_net_that_takes_z_dim_and_leaves_others_alone():
+    g = "gantrain.models.dcgan:Generator"
+    assert latent_args(16, "generator", g, {"width": 32}) == {"width": 32, "z_dim": 16}
+    assert latent_args(16, "generator", g, {"z_dim": 16}) == {"z_dim": 16}
+    d = "gantrain.models.dcgan:Discriminator"  # takes no z_dim: nothing added
+    assert latent_args(16, "discriminator", d, {"width": 32}) == {"width": 32}
+    with pytest.raises(ConfigError, match=r"^encoder.args.z_dim = 8 but gan.z_dim = 16: .* "
+                                          r"leave encoder.args.z_dim out"):
+        latent_args(16, "encoder", "gantrain.models.mlp:Encoder", {"z_dim": 8})

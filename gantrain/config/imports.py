@@ -113,3 +113,11 @@ def build_cell(spec: str, kwargs: dict[str, Any], role: str) -> Any:
     if not isinstance(cell, nn.Cell):
         raise ConfigError(f"{role}: {spec!r} built a {type(cell).__name__}, not an nn.Cell")
     return cell
+
+
+def takes_argument(fn: Any, name: str) -> bool:
+    """Whether ``fn`` (a function or a class) has a parameter called ``name``."""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False

@@ -6,9 +6,13 @@ clear message naming both models and both shapes instead of a graph-compiler sta
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from mindspore import Tensor, nn
 
+from ..config.imports import build_cell, load_object, takes_argument
+from ..config.schema import ModelConfig
 from ..config.strict import ConfigError
 
 
@@ -33,15 +37,29 @@ def call_net(net: nn.Cell, args: tuple, what: str) -> np.ndarray:
         net.set_train(was_training)
 
 
-def check_latent_args(z_dim: int, **args: dict) -> None:
-    """Raise ConfigError when a network's ``args`` (keyed by its config section) set a
-    ``z_dim`` other than ``gan.z_dim``, the size of the noise the recipe draws; otherwise the
-    first matrix product fails with a message that names neither key."""
-    for section, values in args.items():
-        if "z_dim" in values and values["z_dim"] != z_dim:
+def latent_args(z_dim: int, section: str, model: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The constructor ``args`` of the net in ``[section]``, given the noise size ``gan.z_dim``.
+
+    A config states the latent size once, as ``gan.z_dim``: a net whose constructor takes a
+    ``z_dim`` and whose ``args`` leave it out gets ``gan.z_dim``. One that sets it to another
+    value is refused (the first matrix product would fail with a message naming neither key).
+    Nets that call it something else keep their args, and the dry run checks their shapes."""
+    if "z_dim" in args:
+        if args["z_dim"] != z_dim:
             raise ConfigError(
-                f"{section}.args.z_dim = {values['z_dim']} but gan.z_dim = {z_dim}: the noise "
-                f"has gan.z_dim entries; set both to the same size")
+                f"{section}.args.z_dim = {args['z_dim']} but gan.z_dim = {z_dim}: the noise "
+                f"has gan.z_dim entries; leave {section}.args.z_dim out (it is filled in from "
+                "gan.z_dim) or set both to the same size")
+        return args
+    if takes_argument(load_object(model, section), "z_dim"):
+        return {**args, "z_dim": z_dim}
+    return args
+
+
+def build_latent_net(z_dim: int, section: str, net: ModelConfig) -> nn.Cell:
+    """The net of config section ``[section]``, its ``z_dim`` from ``gan.z_dim`` (see
+    :func:`latent_args`)."""
+    return build_cell(net.model, latent_args(z_dim, section, net.model, net.args), section)
 
 
 def check_shapes(

@@ -24,14 +24,13 @@ from ...config.builders import (
     transforms_from_config,
     weight_clip,
 )
-from ...config.imports import build_cell
 from ...config.strict import ConfigError
 from ...data.registry import DataBundle, build_data
 from ...engine.ema import EMA
 from ...engine.loop import Loop
 from ...engine.sampling import Sampler
 from ..base import Run
-from ..shapes import check_latent_args
+from ..shapes import build_latent_net
 from .build import ALI, build_ali, check_ali_shapes
 from .config import ALIConfig
 from .examples import evaluation_examples
@@ -42,14 +41,14 @@ RECON_COLS = 8
 
 def build_discriminator(config: ALIConfig) -> Any:
     """The joint D from the [discriminator] section."""
-    return build_cell(config.discriminator.model, config.discriminator.args, "discriminator")
+    return build_latent_net(config.gan.z_dim, "discriminator", config.discriminator)
 
 
 def build_nets(config: ALIConfig) -> tuple[Any, Any, Any]:
     """G, E and D from the [generator], [encoder] and [discriminator] sections."""
-    return (build_cell(config.generator.model, config.generator.args, "generator"),
-            build_cell(config.encoder.model, config.encoder.args, "encoder"),
-            build_discriminator(config))
+    z_dim = config.gan.z_dim
+    return (build_latent_net(z_dim, "generator", config.generator),
+            build_latent_net(z_dim, "encoder", config.encoder), build_discriminator(config))
 
 
 class Autoencoder:
@@ -108,8 +107,6 @@ class ALIRun(Run):
     def build(self) -> None:
         c = self.config
         self.data: DataBundle = build_data(c.data.dataset, c.data.args, c.data.batch_size, c.seed)
-        check_latent_args(c.gan.z_dim, generator=c.generator.args, encoder=c.encoder.args,
-                          discriminator=c.discriminator.args)
         G, E, D = build_nets(c)
         stochastic = bool(getattr(E, "stochastic", False))
         check_ali_shapes(G, E, D, z_dim=c.gan.z_dim, sample_shape=self.data.sample_shape,

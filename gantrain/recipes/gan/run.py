@@ -26,7 +26,7 @@ from ...engine.loop import Hook, Loop
 from ...engine.sampling import Sampler
 from ...metrics.quality_hook import QualityHook
 from ..base import Run
-from ..shapes import check_latent_args, check_shapes
+from ..shapes import build_latent_net, check_shapes
 from .build import GAN, build_gan
 from .config import GANConfig
 
@@ -93,7 +93,7 @@ class GANRun(Run):
 
     def _build_gan(self) -> GAN:
         c = self.config
-        G = build_cell(c.generator.model, c.generator.args, "generator")
+        G = build_latent_net(c.gan.z_dim, "generator", c.generator)
         D = build_cell(c.discriminator.model, c.discriminator.args, "discriminator")
         penalty = penalty_from_config(c.gan.penalty, c.gan.penalty_weight, c.gan.penalty_every)
         penalties = [penalty] if penalty is not None else []
@@ -106,7 +106,6 @@ class GANRun(Run):
         if num_classes and not self.data.num_classes:
             raise ConfigError("gan.num_classes > 0 needs a labelled dataset; "
                               f"{c.data.dataset!r} has no labels")
-        check_latent_args(c.gan.z_dim, generator=c.generator.args)
         check_shapes(G, D, z_dim=c.gan.z_dim, sample_shape=self.data.sample_shape,
                      num_classes=num_classes, pack=c.gan.pack,
                      g_name=c.generator.model, d_name=c.discriminator.model)

@@ -26,6 +26,7 @@ from ..sampling import (
     check_one_critic_method,
     load_player_nets,
 )
+from ..shapes import build_latent_net
 from .config import GANConfig
 
 
@@ -53,7 +54,7 @@ PARTNERS = 8  # packs a sample is scored in, each with other random samples, whe
 
 def load_generator(ckpt: Path, config: GANConfig, ema: bool = True) -> Sampler:
     """The run's generator in eval mode; its EMA weights when it kept them and ``ema``."""
-    G = build_cell(config.generator.model, config.generator.args, "generator")
+    G = build_latent_net(config.gan.z_dim, "generator", config.generator)
     load_player_nets(ckpt, "G", {"G": G}, ema=ema and config.gan.ema_decay is not None)
     return Sampler(G, config.gan.num_classes > 0)
 
