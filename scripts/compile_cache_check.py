@@ -7,8 +7,10 @@ one ``MS_COMPILER_CACHE_PATH``: cold (compiles, writes the cache), warm (same sc
 shapes: loads it), warm with a hidden width changed by an environment variable (same script
 text, other shapes), and warm with the two Cells compiled in the other order. The child
 compiles three graphs: a plain ``@ms.jit`` function over a net's forward (gantrain's player
-steps are such functions), an ``nn.Cell`` whose ``construct`` is ``@ms.jit`` (forward), and a
-Cell training step (gradients + Adam, 3 steps).
+steps are such functions), an ``nn.Cell`` whose ``construct`` is ``@ms.jit`` (forward), a
+Cell training step (gradients + Adam, 3 steps), a closure training step called from a Cell
+that holds the nets and optimizer it reads, and a closure forward called from a Cell that
+holds one of the two nets it reads.
 It prints one JSON line: each graph's output, the same forwards run eagerly, a hash of the
 trained weights, and the first call's seconds.
 
@@ -18,7 +20,12 @@ Measured with mindspore 2.10.0 on CPU (docs/mindspore-notes.md, item 29):
   garbage instead of the eager value (MindSpore binds cached graphs' weights by name from a
   Cell's ``parameters_dict()``, and a function has none);
 * the Cell graphs load and are exact: forward and the 3 trained steps bit-identical to the
-  cold run, first call several times faster;
+  cold run, first call several times faster; so does a closure step (value_and_grad, Adam, a
+  second net read without training) called from a Cell that holds every net and optimizer
+  it reads, the shape gantrain's steps would need;
+* but a Cell whose closure reads one net it does not hold loads that net's weights unbound:
+  a wrong value, no error, no warning. gantrain cannot see which Parameters a user's loss
+  function reads, so wrapping the steps in Cells alone would not make the cache safe;
 * the cache is keyed by a hash of the entry script and the local (not installed) modules it
   imports, never by shapes or values: with the width changed and the script unchanged the
   stale graph is loaded (a segfault here, or wrong numbers);
@@ -43,7 +50,7 @@ import hashlib, json, os, time
 os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
 import numpy as np
 import mindspore as ms
-from mindspore import Tensor, nn
+from mindspore import Tensor, nn, ops
 
 ms.set_device("CPU")
 ms.set_context(mode=ms.PYNATIVE_MODE)
@@ -93,10 +100,46 @@ class TrainStep(nn.Cell):
         return loss
 
 
+class Holder(nn.Cell):
+    # a Cell around a closure step, the shape gantrain's player steps would take: it holds
+    # `cells` so that their parameters are in its parameters_dict()
+
+    def __init__(self, fn, cells):
+        super().__init__()
+        self.held = nn.CellList(cells)
+        self.fn = fn
+
+    @ms.jit
+    def construct(self, x):
+        return self.fn(x)
+
+
+other, reader, outside = mlp("o"), mlp("r"), mlp("x")
+opt = nn.Adam(reader.trainable_params(), 1e-2)
+
+
+def closure_loss(x):  # like a D step: reads another player's net without training it
+    return reader(x).square().mean() + ops.stop_gradient(other(x)).mean()
+
+
+closure_grad = ms.value_and_grad(closure_loss, None, opt.parameters)
+
+
+def closure_step(x):
+    loss, grads = closure_grad(x)
+    return ops.depend(loss, opt(grads))
+
+
+def unheld_forward(x):  # reads a net its Holder does not hold
+    return other(x).sum() + outside(x).sum()
+
+
 x = Tensor(np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32))
 step = TrainStep(train_net)
 out, seconds = {}, {}
-calls = [("function", forward), ("cell", Forward(cell_net)), ("train", step)]
+calls = [("function", forward), ("cell", Forward(cell_net)), ("train", step),
+         ("held", Holder(closure_step, [reader, other, opt])),
+         ("unheld", Holder(unheld_forward, [other]))]
 if os.environ.get("SWAP"):  # the same graphs, the two Cells compiled in the other order
     calls[1], calls[2] = calls[2], calls[1]
 for name, call in calls:
@@ -109,7 +152,8 @@ weights = b"".join(p.asnumpy().tobytes() for p in train_net.get_parameters())
 print(json.dumps({
     "out": out, "first_call_s": seconds,
     "eager": {"function": float(fn_net(x).sum().asnumpy()),
-              "cell": float(cell_net(x).sum().asnumpy())},
+              "cell": float(cell_net(x).sum().asnumpy()),
+              "unheld": float((other(x).sum() + outside(x).sum()).asnumpy())},
     "trained_weights": hashlib.sha256(weights).hexdigest()[:16],
 }))
 """
@@ -145,6 +189,9 @@ def check() -> tuple[bool, list[dict]]:
         and warm["out"]["cell"] == cold["out"]["cell"] == warm["eager"]["cell"]
         and warm["out"]["train"] == cold["out"]["train"]
         and warm["trained_weights"] == cold["trained_weights"]
+        and warm["out"]["held"] == cold["out"]["held"]  # a closure in a Cell holding its nets
+        and cold["out"]["unheld"] == cold["eager"]["unheld"]
+        and warm["out"]["unheld"] != warm["eager"]["unheld"]  # one net not held: wrong, no error
         and ("returncode" in other or other["out"]["cell"] != other["eager"]["cell"])
         and ("returncode" in swapped or swapped["out"]["cell"] != swapped["eager"]["cell"])
     )
