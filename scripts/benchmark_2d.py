@@ -10,7 +10,10 @@ With ``--drs P [P ...]`` the same run is also scored on 2,500 samples kept by di
 rejection sampling at each percentile P (``gantrain sample --drs P``), with ``--mh K [K ...]``
 on the ends of Metropolis-Hastings chains of K proposals (``gantrain sample --mh K``), and with
 ``--no-ema`` on its raw generator's samples (``gantrain sample --no-ema``), each reported as rows
-of their own.
+of their own. ALI runs also report how well G(E(x)) follows x: the mean squared error of the
+reconstructions and, beside it, their error against another example (the chance level of a
+reconstruction that ignores its input); the plain row takes the run's last evaluation (500
+fresh mixture draws), the other rows the 2,500 reconstructions ``gantrain sample`` draws.
 ``--rescore`` skips the training and scores the runs an earlier invocation left in runs/ that
 way only (tuning the percentile costs no training). Then, per preset (and sampler),
 the mean, standard deviation and worst seed of each figure, as JSON and as markdown tables:
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 import gantrain  # noqa: F401  (sets MindSpore's environment before it loads)
 from gantrain.data.mixtures import MIXTURES
@@ -32,6 +36,7 @@ from gantrain.recipes.benchmark_runs import UnfinishedRun, train_seed
 from gantrain.recipes.registry import load_config
 from gantrain.recipes.rundir import benchmark_run_dir
 
+RECONSTRUCTION = ("recon_mse", "recon_mse_shuffled")
 PUBLISHED = "PacGAN Table 1 (grid): GAN 17.3 modes / 94.8%, PacGAN4 24.8 / 93.6%; " \
             "(ring): GAN 6.3 / 98.2%, PacGAN2 7.9 / 95.6%"
 
@@ -39,7 +44,17 @@ PUBLISHED = "PacGAN Table 1 (grid): GAN 17.3 modes / 94.8%, PacGAN4 24.8 / 93.6%
 def bench(preset: str, seed: int, overrides: list[str]) -> dict:
     trained = train_seed("bench2d", preset, seed, overrides)
     return {"preset": preset, "seed": seed, "sampler": "plain", **trained.row(),
-            **trained.run.last_report.as_dict()}
+            **trained.run.last_report.as_dict(), **last_reconstruction(trained.run.dir)}
+
+
+def last_reconstruction(run_dir: Path) -> dict:
+    """The last ``recon_mse`` and ``recon_mse_shuffled`` a run logged (ALI's evaluation of
+    G(E(x))), or nothing for a recipe without reconstructions."""
+    for line in reversed((run_dir / "metrics.jsonl").read_text().splitlines()):
+        record = json.loads(line)
+        if "eval/recon_mse" in record:
+            return {k: record[f"eval/{k}"] for k in RECONSTRUCTION}
+    return {}
 
 
 def sample_options(config, seed: int, **options):
@@ -76,39 +91,53 @@ def score_finished(row: dict, overrides: list[str], sampler: str, **options) -> 
     drawn = recipe.sample(ckpt, config, chosen)
     seconds = time.perf_counter() - start
     report = mixture_report(drawn.arrays, MIXTURES[config.data.args["name"]]())
-    return {**row, "sampler": sampler, "sample_s": round(seconds, 1), **report.as_dict()}
+    out = {k: v for k, v in row.items() if k not in RECONSTRUCTION}
+    out.update(sampler=sampler, sample_s=round(seconds, 1), **report.as_dict())
+    if "recon" in drawn.extra:  # (N, 2, ...): x and G(E(x))
+        from gantrain.recipes.ali.run import reconstruction_errors
+
+        pairs = drawn.extra["recon"]
+        out.update(reconstruction_errors(pairs[:, 0], pairs[:, 1]))
+    return out
 
 
 def summary(rows: list[dict]) -> list[dict]:
     """Mean, standard deviation and worst seed of each figure, per preset and sampler."""
     return over_seeds(rows, ("preset", "sampler"), {"modes": min, "high_quality": min,
-                                                    "reverse_kl": max, "wall_s": max})
+                                                    "reverse_kl": max, "recon_mse": max,
+                                                    "recon_mse_shuffled": min, "wall_s": max})
 
 
 def markdown_runs(rows: list[dict]) -> str:
     """One line per run and sampler: the figures and the wall time of its training."""
-    lines = ["| preset | seed | sampler | modes | high quality | reverse KL | wall s | it/s |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| preset | seed | sampler | modes | high quality | reverse KL | reconstruction "
+             "mse (another example's) | wall s | it/s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
+        recon = (f"{r['recon_mse']:.4f} ({r['recon_mse_shuffled']:.4f})" if "recon_mse" in r
+                 else "-")
         lines.append(
             f"| {r['preset']} | {r['seed']} | {r['sampler']} | {r['modes']}/{r['total_modes']} | "
-            f"{100 * r['high_quality']:.1f}% | {r['reverse_kl']:.3f} | {r.get('wall_s', '-')} | "
-            f"{r.get('it_per_s', '-')} |")
+            f"{100 * r['high_quality']:.1f}% | {r['reverse_kl']:.3f} | {recon} | "
+            f"{r.get('wall_s', '-')} | {r.get('it_per_s', '-')} |")
     return "\n".join(lines)
 
 
 def markdown(rows: list[dict]) -> str:
     lines = ["| preset | sampler | seeds | modes (mean +- std, worst) | high quality | "
-             "reverse KL | wall s (worst) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+             "reverse KL | reconstruction mse (worst; another example's) | wall s (worst) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         m, h, k = r["modes"], r["high_quality"], r["reverse_kl"]
         w = r.get("wall_s")  # absent when --rescore only sampled
         wall = f"{w['mean']:.0f} ({w['worst']:.0f})" if w else "-"
+        e, o = r.get("recon_mse"), r.get("recon_mse_shuffled")
+        recon = f"{e['mean']:.4f} ({e['worst']:.4f}; {o['mean']:.4f})" if e and o else "-"
         lines.append(
             f"| {r['preset']} | {r['sampler']} | {len(r['seeds'])} | {m['mean']:.1f} +- "
             f"{m['std']:.1f}, {m['worst']} | {100 * h['mean']:.1f}% +- {100 * h['std']:.1f}, "
             f"{100 * h['worst']:.1f}% | {k['mean']:.3f} +- {k['std']:.3f}, {k['worst']:.3f} | "
-            f"{wall} |")
+            f"{recon} | {wall} |")
     return "\n".join(lines)
 
 
@@ -160,10 +189,13 @@ def main() -> None:
                       for name, options in samplers]
             for row in found:
                 rows.append(row)
+                recon = (f", reconstruction mse {row['recon_mse']:.4f} (another example's "
+                         f"{row['recon_mse_shuffled']:.4f})" if "recon_mse" in row else "")
                 print(f"{preset} seed {seed} {row['sampler']}: {row['modes']}/"
                       f"{row['total_modes']} modes, high-quality "
-                      f"{100 * row['high_quality']:.1f}%, reverse KL {row['reverse_kl']:.3f}, "
-                      f"{row.get('wall_s', '-')} s ({row.get('it_per_s', '-')} it/s)", flush=True)
+                      f"{100 * row['high_quality']:.1f}%, reverse KL {row['reverse_kl']:.3f}"
+                      f"{recon}, {row.get('wall_s', '-')} s ({row.get('it_per_s', '-')} it/s)",
+                      flush=True)
             save(args.out, rows)
     print(markdown(summary(rows)))
     print(markdown_runs(rows))

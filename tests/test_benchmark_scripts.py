@@ -28,6 +28,7 @@ def test_benchmark_2d_reports_modes(in_tmp):
     for row in runs:
         assert row["total_modes"] == 8 and 0 <= row["high_quality"] <= 1
         assert row["steps"] == 30 and row["samples"] == 2500
+        assert "recon_mse" not in row  # a GAN has no encoder: no reconstruction column
     plain, drs, _ = result["summary"]
     assert (plain["sampler"], drs["sampler"], plain["seeds"]) == ("plain", "drs80", [0, 1])
     hq = [r["high_quality"] for r in runs if r["sampler"] == "plain"]
@@ -71,6 +72,15 @@ def test_benchmark_2d_scores_an_ali_run_with_its_own_sampler(in_tmp):
     assert [r["sampler"] for r in (plain, raw, drs, mh)] == ["plain", "no-ema", "drs80", "mh5"]
     assert raw["samples"] == drs["samples"] == mh["samples"] == 2500 and raw["total_modes"] == 8
     assert raw["reverse_kl"] != plain["reverse_kl"]  # EMA and raw weights draw apart
+    # G(E(x)) against x, and against another example: the run's last evaluation, then 2,500
+    run = in_tmp / next((in_tmp / "runs").glob("bench2d-ali_2d_ring-s3-*"))
+    logged = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    last = [r for r in logged if "eval/recon_mse" in r][-1]
+    assert plain["recon_mse"] == last["eval/recon_mse"]
+    assert plain["recon_mse_shuffled"] == last["eval/recon_mse_shuffled"]
+    assert all(r["recon_mse"] > 0 and r["recon_mse_shuffled"] > 0 for r in (raw, drs, mh))
+    assert raw["recon_mse"] != plain["recon_mse"]  # other examples, other weights
+    assert "reconstruction mse" in out.stdout and "another example's" in out.stdout
     refused = subprocess.run(cmd + ["--set", "discriminator.args.unary=false", "--out", "r2.json"],
                              cwd=in_tmp, capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2
