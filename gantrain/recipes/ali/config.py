@@ -26,7 +26,8 @@ class ALIOptions:
     penalty_weight: float = 10.0  # gamma of R1/R2 (the term is gamma / 2 * E[||grad||^2])
     cycle_weight: float = 0.0  # > 0: ALICE's cycle term weight * mean((G(E(x)) - x)^2), GE's
     weight_clip: Union[float, None] = None
-    ema_decay: Union[float, None] = None  # EMA of G's and E's weights; samples use it when set
+    # EMA of G's and E's weights; samples use it when set (warm-up: see GANOptions.ema_decay)
+    ema_decay: Union[float, None] = None
 
 
 @dataclass(kw_only=True)

@@ -30,7 +30,9 @@ class GANOptions:
     aux_weight: float = 0.0  # > 0: ACGAN auxiliary classifier loss (D needs aux_classifier)
     pack: int = 1  # PacGAN: D sees `pack` samples at once (its input has pack x channels)
     augment: str = ""  # DiffAugment policy, e.g. "color,translation,cutout"
-    ema_decay: Union[float, None] = None  # EMA of G's weights; samples use it when set
+    # EMA of G's weights; samples use it when set. It warms up as min(decay, (1+n)/(10+n)) after
+    # n updates, so a decay d is reached after 9/(1-d) - 10 of them (0.999: 8,990)
+    ema_decay: Union[float, None] = None
 
 
 @dataclass
