@@ -72,9 +72,19 @@ class PackedMLP(nn.Module):
 
 # --- models/dcgan.py ---------------------------------------------------------------------------
 
+def _refine(ch: int, n: int, bn: bool, activation: str) -> list[nn.Module]:
+    """``refine`` 3x3 stride-1 conv -> norm -> activation blocks at one resolution."""
+    layers: list[nn.Module] = []
+    for _ in range(n):
+        layers += [nn.Conv2d(ch, ch, 3, 1, 1, bias=not bn),
+                   nn.BatchNorm2d(ch) if bn else nn.Identity(), _act(activation)]
+    return layers
+
+
 class DCGANGenerator(nn.Module):
     def __init__(self, z_dim: int = 100, channels: int = 1, size: int = 28, width: int = 64,
-                 norm: str = "batch", activation: str = "relu", **_: Any) -> None:
+                 norm: str = "batch", activation: str = "relu", refine: int = 0,
+                 **_: Any) -> None:
         super().__init__()
         start, n_up = _GEOMETRY[size]
         widths = [width * 2 ** (n_up - 1 - i) for i in range(n_up)]
@@ -82,10 +92,11 @@ class DCGANGenerator(nn.Module):
         self.shape = (-1, widths[0], start, start)
         self.fc = nn.Linear(z_dim, widths[0] * start * start, bias=not bn)
         layers: list[nn.Module] = [nn.BatchNorm2d(widths[0]) if bn else nn.Identity(),
-                                   _act(activation)]
+                                   _act(activation), *_refine(widths[0], refine, bn, activation)]
         for a, b in zip(widths[:-1], widths[1:]):
             layers += [nn.ConvTranspose2d(a, b, 4, 2, 1, bias=not bn),
-                       nn.BatchNorm2d(b) if bn else nn.Identity(), _act(activation)]
+                       nn.BatchNorm2d(b) if bn else nn.Identity(), _act(activation),
+                       *_refine(b, refine, bn, activation)]
         layers += [nn.ConvTranspose2d(widths[-1], channels, 4, 2, 1), nn.Tanh()]
         self.body = nn.Sequential(*layers)
         _init_normal(self)

@@ -29,9 +29,10 @@ def _torch_count(module) -> int:
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
 
 
-@pytest.mark.parametrize("preset", PRESETS)
-def test_torch_nets_have_gantrain_parameter_counts(preset):
-    c = load_config(preset)
+@pytest.mark.parametrize("preset, overrides", [(p, []) for p in PRESETS] + [
+    ("dcgan_digits", ["generator.args.refine=2", 'generator.args.norm="batch"'])])
+def test_torch_nets_have_gantrain_parameter_counts(preset, overrides):
+    c = load_config(preset, overrides)
     G, D = build_nets(c)
     assert _torch_count(G) == _ms_count(build_cell(c.generator.model, c.generator.args, "g"))
     assert _torch_count(D) == _ms_count(build_cell(c.discriminator.model, c.discriminator.args,
