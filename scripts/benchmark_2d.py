@@ -12,8 +12,9 @@ on the ends of Metropolis-Hastings chains of K proposals (``gantrain sample --mh
 ``--no-ema`` on its raw generator's samples (``gantrain sample --no-ema``), each reported as rows
 of their own. ALI runs also report how well G(E(x)) follows x: the mean squared error of the
 reconstructions and, beside it, their error against another example (the chance level of a
-reconstruction that ignores its input); the plain row takes the run's last evaluation (500
-fresh mixture draws), the other rows the 2,500 reconstructions ``gantrain sample`` draws.
+reconstruction that ignores its input), and the share of reconstructions that land in their
+input's mode; the plain row takes the run's last evaluation (500 fresh mixture draws), the other
+rows the 2,500 reconstructions ``gantrain sample`` draws.
 ``--rescore`` skips the training and scores the runs an earlier invocation left in runs/ that
 way only (tuning the percentile costs no training). Then, per preset (and sampler),
 the mean, standard deviation and worst seed of each figure, as JSON and as markdown tables:
@@ -36,7 +37,7 @@ from gantrain.recipes.benchmark_runs import UnfinishedRun, train_seed
 from gantrain.recipes.registry import load_config
 from gantrain.recipes.rundir import benchmark_run_dir
 
-RECONSTRUCTION = ("recon_mse", "recon_mse_shuffled")
+RECONSTRUCTION = ("recon_mse", "recon_mse_shuffled", "mode_match")
 PUBLISHED = "PacGAN Table 1 (grid): GAN 17.3 modes / 94.8%, PacGAN4 24.8 / 93.6%; " \
             "(ring): GAN 6.3 / 98.2%, PacGAN2 7.9 / 95.6%"
 
@@ -48,12 +49,12 @@ def bench(preset: str, seed: int, overrides: list[str]) -> dict:
 
 
 def last_reconstruction(run_dir: Path) -> dict:
-    """The last ``recon_mse`` and ``recon_mse_shuffled`` a run logged (ALI's evaluation of
+    """The reconstruction figures of the last evaluation a run logged (ALI's evaluation of
     G(E(x))), or nothing for a recipe without reconstructions."""
     for line in reversed((run_dir / "metrics.jsonl").read_text().splitlines()):
         record = json.loads(line)
-        if "eval/recon_mse" in record:
-            return {k: record[f"eval/{k}"] for k in RECONSTRUCTION}
+        if "eval/recon_mse" in record:  # runs before mode_match was logged lack it
+            return {k: record[f"eval/{k}"] for k in RECONSTRUCTION if f"eval/{k}" in record}
     return {}
 
 
@@ -90,14 +91,15 @@ def score_finished(row: dict, overrides: list[str], sampler: str, **options) -> 
     start = time.perf_counter()
     drawn = recipe.sample(ckpt, config, chosen)
     seconds = time.perf_counter() - start
-    report = mixture_report(drawn.arrays, MIXTURES[config.data.args["name"]]())
+    mixture = MIXTURES[config.data.args["name"]]()
+    report = mixture_report(drawn.arrays, mixture)
     out = {k: v for k, v in row.items() if k not in RECONSTRUCTION}
     out.update(sampler=sampler, sample_s=round(seconds, 1), **report.as_dict())
     if "recon" in drawn.extra:  # (N, 2, ...): x and G(E(x))
         from gantrain.recipes.ali.run import reconstruction_errors
 
         pairs = drawn.extra["recon"]
-        out.update(reconstruction_errors(pairs[:, 0], pairs[:, 1]))
+        out.update(reconstruction_errors(pairs[:, 0], pairs[:, 1], mixture))
     return out
 
 
@@ -105,39 +107,44 @@ def summary(rows: list[dict]) -> list[dict]:
     """Mean, standard deviation and worst seed of each figure, per preset and sampler."""
     return over_seeds(rows, ("preset", "sampler"), {"modes": min, "high_quality": min,
                                                     "reverse_kl": max, "recon_mse": max,
-                                                    "recon_mse_shuffled": min, "wall_s": max})
+                                                    "recon_mse_shuffled": min,
+                                                    "mode_match": min, "wall_s": max})
 
 
 def markdown_runs(rows: list[dict]) -> str:
     """One line per run and sampler: the figures and the wall time of its training."""
     lines = ["| preset | seed | sampler | modes | high quality | reverse KL | reconstruction "
-             "mse (another example's) | wall s | it/s |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "mse (another example's) | mode kept | wall s | it/s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         recon = (f"{r['recon_mse']:.4f} ({r['recon_mse_shuffled']:.4f})" if "recon_mse" in r
                  else "-")
+        kept = f"{100 * r['mode_match']:.1f}%" if "mode_match" in r else "-"
         lines.append(
             f"| {r['preset']} | {r['seed']} | {r['sampler']} | {r['modes']}/{r['total_modes']} | "
-            f"{100 * r['high_quality']:.1f}% | {r['reverse_kl']:.3f} | {recon} | "
+            f"{100 * r['high_quality']:.1f}% | {r['reverse_kl']:.3f} | {recon} | {kept} | "
             f"{r.get('wall_s', '-')} | {r.get('it_per_s', '-')} |")
     return "\n".join(lines)
 
 
 def markdown(rows: list[dict]) -> str:
     lines = ["| preset | sampler | seeds | modes (mean +- std, worst) | high quality | "
-             "reverse KL | reconstruction mse (worst; another example's) | wall s (worst) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "reverse KL | reconstruction mse (worst; another example's) | mode kept (worst) | "
+             "wall s (worst) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         m, h, k = r["modes"], r["high_quality"], r["reverse_kl"]
         w = r.get("wall_s")  # absent when --rescore only sampled
         wall = f"{w['mean']:.0f} ({w['worst']:.0f})" if w else "-"
         e, o = r.get("recon_mse"), r.get("recon_mse_shuffled")
         recon = f"{e['mean']:.4f} ({e['worst']:.4f}; {o['mean']:.4f})" if e and o else "-"
+        mm = r.get("mode_match")
+        kept = f"{100 * mm['mean']:.1f}% ({100 * mm['worst']:.1f}%)" if mm else "-"
         lines.append(
             f"| {r['preset']} | {r['sampler']} | {len(r['seeds'])} | {m['mean']:.1f} +- "
             f"{m['std']:.1f}, {m['worst']} | {100 * h['mean']:.1f}% +- {100 * h['std']:.1f}, "
             f"{100 * h['worst']:.1f}% | {k['mean']:.3f} +- {k['std']:.3f}, {k['worst']:.3f} | "
-            f"{recon} | {wall} |")
+            f"{recon} | {kept} | {wall} |")
     return "\n".join(lines)
 
 
@@ -191,6 +198,8 @@ def main() -> None:
                 rows.append(row)
                 recon = (f", reconstruction mse {row['recon_mse']:.4f} (another example's "
                          f"{row['recon_mse_shuffled']:.4f})" if "recon_mse" in row else "")
+                if "mode_match" in row:
+                    recon += f", {100 * row['mode_match']:.1f}% in their input's mode"
                 print(f"{preset} seed {seed} {row['sampler']}: {row['modes']}/"
                       f"{row['total_modes']} modes, high-quality "
                       f"{100 * row['high_quality']:.1f}%, reverse KL {row['reverse_kl']:.3f}"

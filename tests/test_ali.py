@@ -262,7 +262,7 @@ def test_stochastic_run_resumes_exactly(tmp_path):
 
 
 @pytest.mark.slow
-def test_2d_preset_reports_mixture_metrics(in_tmp):
+def test_2d_preset_reports_mixture_metrics(in_tmp, capsys):
     config = load_config("ali_2d_grid", SMALL_2D + [
         "train.steps=30", "train.sample_every=30", "train.checkpoint_every=30"])
     run = build_run(config, "runs/ali")
@@ -272,13 +272,15 @@ def test_2d_preset_reports_mixture_metrics(in_tmp):
     assert (in_tmp / "runs/ali/samples/step_000030.png").is_file()
     evals = [json.loads(line) for line in open("runs/ali/metrics.jsonl")]
     evals = [r for r in evals if r.get("kind") == "eval"]
-    assert {"eval/modes", "eval/high_quality", "eval/reverse_kl", "eval/recon_mse"} <= set(
-        evals[-1])
+    assert {"eval/modes", "eval/high_quality", "eval/reverse_kl", "eval/recon_mse",
+            "eval/mode_match"} <= set(evals[-1])
     assert main(["eval", "runs/ali", "--n", "500"]) == 0
     report = json.loads((in_tmp / "runs/ali/eval.json").read_text())
     assert report["mixture"]["total_modes"] == 25 and report["samples"] == 500
     assert report["reconstruction"]["examples"] == 1000 and report["ema"] is True
+    assert 0 <= report["reconstruction"]["mode_match"] <= 1
     assert main(["sample", "runs/ali", "--n", "50", "--out", "s.npy"]) == 0
+    assert "in their input's mode" in capsys.readouterr().out
     assert np.load("s.npy").shape == (50, 2)
     assert np.load("s_recon.npy").shape == (50, 2, 2)  # (x, G(E(x))) pairs
     assert main(["sample", "runs/ali", "--n", "50", "--drs", "80", "--out", "k.npy"]) == 0

@@ -78,9 +78,12 @@ def test_benchmark_2d_scores_an_ali_run_with_its_own_sampler(in_tmp):
     last = [r for r in logged if "eval/recon_mse" in r][-1]
     assert plain["recon_mse"] == last["eval/recon_mse"]
     assert plain["recon_mse_shuffled"] == last["eval/recon_mse_shuffled"]
+    assert plain["mode_match"] == last["eval/mode_match"]
     assert all(r["recon_mse"] > 0 and r["recon_mse_shuffled"] > 0 for r in (raw, drs, mh))
+    assert all(0 <= r["mode_match"] <= 1 for r in (plain, raw, drs, mh))
     assert raw["recon_mse"] != plain["recon_mse"]  # other examples, other weights
     assert "reconstruction mse" in out.stdout and "another example's" in out.stdout
+    assert "in their input's mode" in out.stdout and "| mode kept (worst) |" in out.stdout
     refused = subprocess.run(cmd + ["--set", "discriminator.args.unary=false", "--out", "r2.json"],
                              cwd=in_tmp, capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2

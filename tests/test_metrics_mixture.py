@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gantrain.data.mixtures import MixtureSource, get_mixture, grid, ring
-from gantrain.metrics.mixture import mixture_report
+from gantrain.metrics.mixture import mixture_report, mode_match
 
 
 def test_true_samples_cover_everything():
@@ -37,6 +37,24 @@ def test_non_finite_samples_count_as_low_quality():
     pts = np.vstack([mix.means, np.full((8, 2), np.nan)])
     rep = mixture_report(pts, mix)
     assert rep.modes == 8 and rep.high_quality == 0.5
+
+
+def test_mode_match_counts_reconstructions_in_their_inputs_mode():
+    """A reconstruction pulled anywhere inside its input's mode keeps it, one in the
+    neighbouring mode does not, whatever its distance; a non-finite one never does."""
+    mix = ring()
+    x = mix.sample(np.random.default_rng(0), 400)
+    assert mode_match(x, x, mix) == 1.0
+    assert mode_match(x, 0.8 * x, mix) == 1.0  # shrunk towards the centre, same nearest mode
+    rotated = x @ np.array([[0.0, 1.0], [-1.0, 0.0]])  # a quarter turn: two modes along
+    assert mode_match(x, rotated, mix) == 0.0
+    half = np.vstack([x[:200], rotated[200:]])
+    assert mode_match(x, half, mix) == 0.5
+    broken = x.copy()
+    broken[:100] = np.nan
+    assert mode_match(x, broken, mix) == 0.75
+    with pytest.raises(ValueError, match=r"\(N, 2\)"):
+        mode_match(x, np.zeros((400, 3)), mix)
 
 
 def test_protocol_geometry():

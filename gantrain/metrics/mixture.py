@@ -33,8 +33,8 @@ class MixtureReport:
         )
 
 
-def mixture_report(samples: np.ndarray, mixture: Mixture, n_std: float = 3.0) -> MixtureReport:
-    """Score ``samples`` (N, 2) against ``mixture``; non-finite samples count as low quality."""
+def _nearest(samples: np.ndarray, mixture: Mixture) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each sample's nearest mode, its distance to it and whether the sample is finite."""
     samples = np.asarray(samples, dtype=np.float64)
     if samples.ndim != 2 or samples.shape[1] != 2:
         raise ValueError(f"expected samples of shape (N, 2), got {samples.shape}")
@@ -42,7 +42,24 @@ def mixture_report(samples: np.ndarray, mixture: Mixture, n_std: float = 3.0) ->
     x = np.where(finite[:, None], samples, 0.0)
     d2 = ((x[:, None, :] - mixture.means[None, :, :]) ** 2).sum(axis=2)
     nearest = d2.argmin(axis=1)
-    dist = np.sqrt(d2[np.arange(len(x)), nearest])
+    return nearest, np.sqrt(d2[np.arange(len(x)), nearest]), finite
+
+
+def mode_match(x: np.ndarray, rec: np.ndarray, mixture: Mixture) -> float:
+    """The share of examples ``x`` (N, 2) whose reconstruction ``rec`` (N, 2) lies nearest the
+    same mode: the 2D form of an ALI reconstruction that keeps its input's digit class. A
+    squared error alone does not say it: on the ring (radius 1, std 0.01) a reconstruction in
+    the neighbouring mode has a squared error of 0.29 per coordinate, one in the right mode
+    about 0.0001, so a mean of 0.1 could be a third of them one mode off or all of them
+    slightly off."""
+    mode_x, _, finite_x = _nearest(x, mixture)
+    mode_rec, _, finite_rec = _nearest(rec, mixture)
+    return float((finite_x & finite_rec & (mode_x == mode_rec)).mean())
+
+
+def mixture_report(samples: np.ndarray, mixture: Mixture, n_std: float = 3.0) -> MixtureReport:
+    """Score ``samples`` (N, 2) against ``mixture``; non-finite samples count as low quality."""
+    nearest, dist, finite = _nearest(samples, mixture)
     hq = finite & (dist <= n_std * mixture.std)
     k = len(mixture.means)
     captured = np.unique(nearest[hq]).size

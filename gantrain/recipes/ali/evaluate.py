@@ -5,7 +5,8 @@ Reconstructions are of examples the run did not train on (:func:`held_out_exampl
 feature classifier both ``x`` and ``G(E(x))`` are classified, and the report gives the share
 whose predicted classes agree (``class_match``: the encoder and generator kept the digit), the
 classifier's accuracy on the reconstructions and, as its ceiling, on the inputs. 2D runs report
-the mixture metrics and the squared errors only.
+the mixture metrics, the squared errors and the share of reconstructions in their input's mode
+(``mode_match``).
 """
 
 from __future__ import annotations
@@ -59,10 +60,10 @@ def evaluate_run(ckpt: Path, config: ALIConfig, out: Path, classifier: str | Pat
     fake = auto.samples(z)
     data = build_data(config.data.dataset, config.data.args, config.data.batch_size, config.seed)
     report, table, extractor = score_samples(fake, data, classifier, metrics, seed)
-    if extractor is None:  # a 2D mixture: squared errors only
+    if extractor is None:  # a 2D mixture: squared errors and the modes kept
         x, source = evaluation_examples(config, data, recon, seed + 1)
         report["reconstruction"] = {"examples": len(x), "source": source,
-                                    **reconstruction_errors(x, auto.reconstruct(x))}
+                                    **reconstruction_errors(x, auto.reconstruct(x), data.mixture)}
     else:
         held, source = held_out_examples(config, recon)
         rec = auto.reconstruct(held.x)
@@ -82,6 +83,8 @@ def format_reconstruction(r: dict[str, Any]) -> str:
             f"{r['recon_mse']:.4f} (another example's {r['recon_mse_shuffled']:.4f})")
     if "class_match" in r:
         line += f"; class kept {100 * r['class_match']:.1f}%"
+    if "mode_match" in r:
+        line += f"; mode kept {100 * r['mode_match']:.1f}%"
     if "recon_accuracy" in r:
         line += (f", classifier accuracy {100 * r['recon_accuracy']:.1f}% on them "
                  f"({100 * r['input_accuracy']:.1f}% on the inputs)")

@@ -25,6 +25,7 @@ from ...config.builders import (
     weight_clip,
 )
 from ...config.strict import ConfigError
+from ...data.mixtures import Mixture
 from ...data.registry import DataBundle, build_data
 from ...engine.ema import EMA
 from ...engine.loop import Loop
@@ -71,13 +72,20 @@ class Autoencoder:
             return self.generate(self.encoder(x)[:, : self.z_dim])
 
 
-def reconstruction_errors(x: np.ndarray, rec: np.ndarray) -> dict[str, float]:
+def reconstruction_errors(x: np.ndarray, rec: np.ndarray,
+                          mixture: Mixture | None = None) -> dict[str, float]:
     """Mean squared error of G(E(x)) against x, and against another example (shifted by one):
-    the chance level of a reconstruction that ignores its input."""
+    the chance level of a reconstruction that ignores its input. Examples of a 2D ``mixture``
+    also get ``mode_match``, the share of reconstructions in their input's mode."""
     axes = tuple(range(1, x.ndim))
     err = ((rec - x) ** 2).mean(axis=axes)
     other = ((rec - np.roll(x, 1, axis=0)) ** 2).mean(axis=axes)
-    return {"recon_mse": float(err.mean()), "recon_mse_shuffled": float(other.mean())}
+    out = {"recon_mse": float(err.mean()), "recon_mse_shuffled": float(other.mean())}
+    if mixture is not None:
+        from ...metrics.mixture import mode_match
+
+        out["mode_match"] = mode_match(x, rec, mixture)
+    return out
 
 
 def reconstruction_rows(x: np.ndarray, rec: np.ndarray, cols: int = RECON_COLS) -> np.ndarray:
@@ -157,7 +165,8 @@ class ALIRun(Run):
         samples = self.autoencoder.samples(self.eval_z)
         rec = self.autoencoder.reconstruct(self.eval_x)
         record: dict[str, Any] = {"iteration": loop.iteration, "kind": "eval"}
-        record.update({f"eval/{k}": v for k, v in reconstruction_errors(self.eval_x, rec).items()})
+        errors = reconstruction_errors(self.eval_x, rec, self.data.mixture)
+        record.update({f"eval/{k}": v for k, v in errors.items()})
         record["eval/recon_examples"] = self.eval_x_source
         if self.is_image:
             save_grid(folder / step, samples, scale=2)

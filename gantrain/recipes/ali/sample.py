@@ -136,10 +136,12 @@ def sample(ckpt: Path, config: ALIConfig, options: ALISampleOptions) -> Drawn:
         samples = auto.samples(z)
     x, source = evaluation_examples(c, data, max(options.n, RECON_COLS), options.seed)
     rec = auto.reconstruct(x)
-    errors = reconstruction_errors(x, rec)
+    errors = reconstruction_errors(x, rec, data.mixture)
+    kept = (f", {100 * errors['mode_match']:.1f}% in their input's mode"
+            if "mode_match" in errors else "")
     summary = (f"{len(samples)} samples of shape {samples.shape[1:]}{note} and {len(x)} "
                f"reconstructions of {source} (x | G(E(x)), mse {errors['recon_mse']:.4f}, "
-               f"another example's {errors['recon_mse_shuffled']:.4f})")
+               f"another example's {errors['recon_mse_shuffled']:.4f}{kept})")
     if samples.ndim == 4:
         return Drawn(samples, summary, images=samples, cols=options.interpolate or None,
                      extra_grids={"recon": (reconstruction_rows(x, rec), RECON_COLS)})
