@@ -21,6 +21,7 @@ from gantrain.blocks.losses import get_loss
 from gantrain.config.imports import build_cell
 from gantrain.engine.optim import Adam
 from gantrain.recipes.gan.config import GANConfig as Config
+from gantrain.recipes.shapes import build_latent_net
 
 
 def supported(c: Config) -> str:
@@ -50,7 +51,7 @@ class Handwritten:
 
     def __init__(self, config: Config, next_x: Callable[[], np.ndarray]) -> None:
         c = config
-        self.G = build_cell(c.generator.model, c.generator.args, "generator")
+        self.G = build_latent_net(c.gan.z_dim, "generator", c.generator)  # G as a run has it
         self.D = build_cell(c.discriminator.model, c.discriminator.args, "discriminator")
         self.G.update_parameters_name("hwG.")
         self.D.update_parameters_name("hwD.")

@@ -212,14 +212,15 @@ def _losses(name: str) -> tuple[Callable, Callable]:
 
 
 def build_nets(config: Any) -> tuple[nn.Module, nn.Module]:
-    """Torch G and D for a gantrain Config whose models are models.{mlp,dcgan,sngan}."""
+    """Torch G and D for a gantrain Config whose models are models.{mlp,dcgan,sngan}. G's
+    latent size is ``gan.z_dim``, as gantrain fills it in (``recipes.shapes.latent_args``)."""
     g, d = config.generator, config.discriminator
     kind = g.model.split(":")[0].split(".")[-1]
+    ga, da = {**g.args, "z_dim": config.gan.z_dim}, dict(d.args)
     if kind == "mlp":
-        ga, da = dict(g.args), dict(d.args)
         if "maxout" in (ga.get("activation"), da.get("activation")):
             raise ValueError("torch baseline: maxout MLPs not reproduced")
-        G = mlp(ga.get("z_dim", 2), ga.get("out_dim", 2), ga.get("width", 128),
+        G = mlp(ga["z_dim"], ga.get("out_dim", 2), ga.get("width", 128),
                 ga.get("depth", 3), ga.get("activation", "relu"))
         d_args = (da.get("in_dim", 2), da.get("width", 128), da.get("depth", 3),
                   da.get("activation", "relu"))
@@ -227,9 +228,9 @@ def build_nets(config: Any) -> tuple[nn.Module, nn.Module]:
             return G, PackedMLP(*d_args, da["pack"], da["shared"])
         return G, mlp(d_args[0], 1, *d_args[1:])
     if kind == "dcgan":
-        return DCGANGenerator(**g.args), DCGANDiscriminator(**d.args)
+        return DCGANGenerator(**ga), DCGANDiscriminator(**da)
     if kind == "sngan":
-        return SNGANGenerator(**g.args), SNGANDiscriminator(**d.args)
+        return SNGANGenerator(**ga), SNGANDiscriminator(**da)
     raise ValueError(f"torch baseline: model {g.model!r} not reproduced")
 
 

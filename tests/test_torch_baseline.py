@@ -17,6 +17,7 @@ from torch_baseline import TorchLoop, build_nets  # noqa: E402
 
 from gantrain.config.imports import build_cell  # noqa: E402
 from gantrain.recipes.registry import load_config  # noqa: E402
+from gantrain.recipes.shapes import build_latent_net  # noqa: E402
 
 PRESETS = ["gan_2d_grid", "dcgan_digits", "wgan_gp_mnist", "sngan_hinge_cifar10"]
 
@@ -34,7 +35,8 @@ def _torch_count(module) -> int:
 def test_torch_nets_have_gantrain_parameter_counts(preset, overrides):
     c = load_config(preset, overrides)
     G, D = build_nets(c)
-    assert _torch_count(G) == _ms_count(build_cell(c.generator.model, c.generator.args, "g"))
+    # G as a run builds it: its latent size comes from gan.z_dim, not from its args
+    assert _torch_count(G) == _ms_count(build_latent_net(c.gan.z_dim, "g", c.generator))
     assert _torch_count(D) == _ms_count(build_cell(c.discriminator.model, c.discriminator.args,
                                                    "d"))
 
