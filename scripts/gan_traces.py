@@ -45,12 +45,13 @@ IMG = ["data.args={n = 64, size = 28}", "data.batch_size=16", "generator.args.wi
 ACGAN = [*IMG, "gan.aux_weight=1.0", "discriminator.args.aux_classifier=true"]
 AUG = ['gan.augment="color,translation,cutout"']
 # the DiffAugment cases were recorded on the DCGAN default before it became an SN-DCGAN with
-# the hinge loss (2026-12-04) with Adam betas (0, 0.9) and a 16-d latent (2026-12-07); these
-# keep that recipe (BatchNorm D, non-saturating, lr 2e-4, betas (0.5, 0.999), 64-d latent)
+# the hinge loss (2026-12-04) with Adam betas (0, 0.9), a 16-d latent (2026-12-07) and G's
+# refine blocks (2026-12-08); these keep that recipe (BatchNorm D, non-saturating, lr 2e-4,
+# betas (0.5, 0.999), 64-d latent, plain DCGAN G)
 DCGAN_BN = ['discriminator.args.norm="batch"', 'gan.loss="nonsaturating"',
             "optim.generator.lr=2e-4", "optim.discriminator.lr=2e-4",
             "optim.generator.betas=[0.5, 0.999]", "optim.discriminator.betas=[0.5, 0.999]",
-            "gan.z_dim=64"]
+            "gan.z_dim=64", "generator.args.refine=0"]
 
 CASES: dict[str, tuple[str, list[str]]] = {
     "plain_nonsaturating": ("gan_2d_ring", FLAT),
