@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -42,3 +43,22 @@ def test_benchmark_quick_on_the_2d_preset(in_tmp):
     assert st["dataset_build_s"] >= 0  # a 2D mixture builds in microseconds
     assert set(st["compile_s"]) == {"D", "G"} and all(v > 0 for v in st["compile_s"].values())
     assert "ratio a/b" in out.stdout
+
+
+def test_handwritten_loop_trains_the_default_preset_as_a_run_builds_it():
+    """The hand-written loop of scripts/benchmark.py builds G as a run does, its latent size
+    from gan.z_dim (it once built a 100-d G from G's args for the preset's 16-d noise, and the
+    harness failed on every image preset at the first step), and its G's weights move."""
+    sys.path.insert(0, str(SCRIPTS))
+    from bench_handwritten import Handwritten
+
+    from gantrain.recipes.registry import load_config
+
+    config = load_config("dcgan_digits", ["generator.args.width=8", "discriminator.args.width=8",
+                                          "data.batch_size=8"])
+    rng = np.random.default_rng(0)
+    loop = Handwritten(config, lambda: rng.uniform(-1, 1, (8, 1, 28, 28)).astype(np.float32))
+    assert loop.G.fc.weight.shape[1] == config.gan.z_dim == 16
+    before = loop.G.fc.weight.asnumpy().copy()
+    assert loop.run(2) > 0
+    assert not np.array_equal(before, loop.G.fc.weight.asnumpy())
